@@ -1,0 +1,114 @@
+"""The backend interface: the stages of one boosting iteration, on arrays a backend owns.
+
+The grower decides, a backend computes. A backend holds the binned data, the labels, the
+weights, the per-sample probabilities of the current iteration and the row partition::
+
+    rows:  | node 3 rows | node 4 rows |  node 2 rows  |
+           ^start3       ^start4       ^start2         ^stop2
+
+Every node of the tree being grown is a contiguous segment ``rows[start:stop]``; splitting a
+node stably partitions its segment into [left rows | right rows], so the children are again
+segments. Stages take a batch of nodes (a GPU backend serves a batch in one launch) and return
+a few numbers per node, the only things the grower reads back.
+
+Histogram layout, shared by every backend::
+
+    hist[node, feature, code, channel]     float64
+    code:    0 .. n_bins-1 value bins, n_bins = missing values
+    channel: 0 = sum of w_i g_i, 1 = sum of w_i h_i, 2 = number of rows (unweighted)
+
+``g_i`` and ``h_i`` are the node's projected statistics (for AOSO: eqs (25), (26) under the
+node's own class pair). Sample weights multiply every channel but the count.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT"]
+
+#: The channels of a histogram and of node sums.
+GRAD, HESS, COUNT = 0, 1, 2
+N_CHANNELS = 3
+
+
+@dataclass
+class SplitBatch:
+    """The best split of each node of a batch (arrays of shape (n_nodes,)).
+
+    ``gain`` is -inf where a node has no valid split. ``sums`` holds the node totals,
+    shape (n_nodes, N_CHANNELS).
+    """
+
+    gain: np.ndarray
+    feature: np.ndarray
+    bin: np.ndarray
+    missing_left: np.ndarray
+    sums: np.ndarray
+
+
+class Backend(ABC):
+    """Stages on the arrays of one training run. See the module docstring for the layouts."""
+
+    #: Short name, shown in messages and stored in nothing.
+    name: str = "abstract"
+
+    @abstractmethod
+    def __init__(
+        self,
+        codes: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None,
+        n_classes: int,
+        n_bins: int,
+        missing_code: int,
+    ):
+        """Take the binned training data.
+
+        codes : (n_samples, n_features) uint8/uint16, value bins below ``n_bins`` and
+        ``missing_code`` for missing values; y : (n_samples,) int labels 0..K-1;
+        sample_weight : (n_samples,) float64 or None; n_bins : the number of value bins
+        in use (histograms are ``n_bins + 1`` wide, the missing values last).
+        """
+
+    @abstractmethod
+    def set_scores(self, F: np.ndarray) -> None:
+        """Compute the probabilities of this iteration from F, shape (n_samples, n_classes)."""
+
+    @abstractmethod
+    def training_loss(self, F: np.ndarray) -> float:
+        """``sum_i w_i (-log p_{i,y_i})``, computed stably."""
+
+    @abstractmethod
+    def reset_partition(self) -> None:
+        """Put every row into the root segment, in row order."""
+
+    @abstractmethod
+    def select_pairs(self, segments: np.ndarray, rule: str) -> np.ndarray:
+        """Class pair (r, s) of each node, shape (n_nodes, 2), by eq (33) or eq (32).
+
+        segments : (n_nodes, 2) int, [start, stop) of each node.
+        """
+
+    @abstractmethod
+    def node_sums(self, segments: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """Totals of the histogram channels of each node, shape (n_nodes, N_CHANNELS)."""
+
+    @abstractmethod
+    def histograms(self, segments: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+        """Histograms of a batch of nodes, shape (n_nodes, n_features, n_codes, N_CHANNELS)."""
+
+    @abstractmethod
+    def find_splits(self, hists: np.ndarray, min_samples_leaf: int) -> SplitBatch:
+        """Best split of each node by eq (30); ties to the lowest feature, then bin."""
+
+    @abstractmethod
+    def partition(self, segment: tuple[int, int], feature: int, bin: int, missing_left: bool) -> int:
+        """Stably partition a node's rows into [left | right]; return the number of left rows."""
+
+    @abstractmethod
+    def update_scores(self, F: np.ndarray, segments: np.ndarray, deltas: np.ndarray) -> None:
+        """``F[rows of leaf j] += deltas[j]`` for each leaf segment; deltas (n_leaves, n_classes)."""

@@ -1,0 +1,182 @@
+"""The NumPy reference backend: naive, short, float64 sums.
+
+It is the backend the others are tested against, so every stage is the plain formula of
+``gpuboost.losses`` applied to a node's rows; speed comes from whole-array NumPy calls only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import losses
+from .base import COUNT, GRAD, HESS, N_CHANNELS, Backend, SplitBatch
+
+__all__ = ["NumpyBackend", "build_histogram", "best_splits"]
+
+
+def build_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, counts: bool = True) -> np.ndarray:
+    """C-channel histogram of some rows.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_features), unsigned int, all below ``n_codes``
+    values : ndarray of shape (n_rows, C), float64
+        Per-row channel values, summed per (feature, code).
+    n_codes : int
+    counts : bool
+        Append one more channel holding the number of rows (unweighted).
+
+    Returns
+    -------
+    hist : ndarray of shape (n_features, n_codes, C + counts), float64
+    """
+    n_rows, n_features = codes.shape
+    flat = (codes + np.arange(n_features, dtype=np.intp) * n_codes).ravel()
+    size = n_features * n_codes
+    n_channels = values.shape[1] + counts
+    hist = np.empty((n_channels, size))
+    for c in range(values.shape[1]):
+        hist[c] = np.bincount(flat, weights=np.repeat(values[:, c], n_features), minlength=size)
+    if counts:
+        hist[-1] = np.bincount(flat, minlength=size)
+    return hist.T.reshape(n_features, n_codes, n_channels)
+
+
+def _direction_gains(left, right, sums, min_samples_leaf):
+    """Gain of eq (30) for given side sums (..., N_CHANNELS); -inf where a side is too small."""
+    G = sums[:, None, None, GRAD]
+    H = sums[:, None, None, HESS]
+    gain = losses.split_gain(left[..., GRAD], left[..., HESS], right[..., GRAD], right[..., HESS], G, H)
+    valid = (left[..., COUNT] >= min_samples_leaf) & (right[..., COUNT] >= min_samples_leaf)
+    return np.where(valid, gain, -np.inf)
+
+
+def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int) -> SplitBatch:
+    """Best split of each node by eq (30), from its histogram.
+
+    A threshold ``b`` sends value bins ``0..b`` left; missing values (the last code) go right
+    or left, both tried. Each side's sums are prefix / suffix sums of the bins (no subtraction
+    from the parent, which would cancel digits near convergence). Candidates are ordered
+    (feature, bin, missing right before missing left) and the first of equal gains wins. When a
+    node has no missing values, missing values at prediction go to the child with more rows
+    (left on a tie).
+
+    hists : (n_nodes, n_features, n_codes, N_CHANNELS); sums : (n_nodes, N_CHANNELS).
+    """
+    value_bins = hists[:, :, :-1, :]
+    missing = hists[:, :, -1:, :]
+    prefix = np.cumsum(value_bins, axis=2)
+    # suffix[b] = sum of the value bins after b
+    suffix = np.zeros_like(prefix)
+    suffix[:, :, :-1, :] = np.cumsum(value_bins[:, :, :0:-1, :], axis=2)[:, :, ::-1, :]
+    has_missing = missing[:, 0, 0, COUNT] > 0  # the missing counts are the same for every feature
+    gain = np.full(prefix.shape[:3] + (2,), -np.inf)
+    gain[..., 0] = _direction_gains(prefix, suffix + missing, sums, min_samples_leaf)
+    if has_missing.any():
+        m = has_missing
+        gain[m, ..., 1] = _direction_gains(prefix[m] + missing[m], suffix[m], sums[m], min_samples_leaf)
+
+    n_nodes, n_features, n_bins = gain.shape[:3]
+    best = np.argmax(gain.reshape(n_nodes, -1), axis=1)
+    feature, bin_, direction = np.unravel_index(best, (n_features, n_bins, 2))
+    nodes = np.arange(n_nodes)
+    left_rows = prefix[nodes, feature, bin_, COUNT] + np.where(direction == 1, missing[nodes, feature, 0, COUNT], 0)
+    missing_left = np.where(has_missing, direction == 1, left_rows >= sums[:, COUNT] - left_rows)
+    return SplitBatch(
+        gain=gain[nodes, feature, bin_, direction],
+        feature=feature.astype(np.int64),
+        bin=bin_.astype(np.int64),
+        missing_left=missing_left.astype(bool),
+        sums=sums,
+    )
+
+
+class NumpyBackend(Backend):
+    """Reference implementation of every stage, in NumPy and float64."""
+
+    name = "numpy"
+
+    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code):
+        codes = np.asarray(codes)
+        # Histograms are n_bins + 1 wide: the value bins in use, then the missing values.
+        self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
+        self.y = np.asarray(y, dtype=np.intp)
+        self.weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self.n_classes = int(n_classes)
+        self.n_codes = int(n_bins) + 1
+        self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
+
+    # -- per-iteration state -------------------------------------------------------------
+    def set_scores(self, F):
+        self.p, self.pc = losses.softmax(F)
+
+    def training_loss(self, F):
+        return losses.multiclass_loss(F, self.y, self.weight)
+
+    def reset_partition(self):
+        self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
+
+    # -- per-node statistics -------------------------------------------------------------
+    def _segment(self, segment):
+        start, stop = int(segment[0]), int(segment[1])
+        return self.rows[start:stop]
+
+    def _weights(self, idx):
+        return None if self.weight is None else self.weight[idx]
+
+    def select_pairs(self, segments, rule):
+        pairs = np.empty((len(segments), 2), dtype=np.int64)
+        for j, segment in enumerate(segments):
+            idx = self._segment(segment)
+            p, pc, w = self.p[idx], self.pc[idx], self._weights(idx)
+            g = losses.gradient(p, pc, self.y[idx])
+            hd = p * pc
+            if w is not None:
+                g, hd, p_w = g * w[:, None], hd * w[:, None], p * w[:, None]
+            else:
+                p_w = p
+            pairs[j] = losses.class_pair(g.sum(axis=0), hd.sum(axis=0), lambda r: p_w[:, r] @ p, rule)
+        return pairs
+
+    def _channels(self, idx, pair):
+        g, h = losses.pair_statistics(self.p[idx], self.pc[idx], self.y[idx], int(pair[0]), int(pair[1]))
+        w = self._weights(idx)
+        if w is not None:
+            g, h = g * w, h * w
+        return np.stack([g, h], axis=1)
+
+    def node_sums(self, segments, pairs):
+        sums = np.empty((len(segments), N_CHANNELS))
+        for j, (segment, pair) in enumerate(zip(segments, pairs)):
+            idx = self._segment(segment)
+            values = self._channels(idx, pair)
+            sums[j, :2] = values.sum(axis=0)
+            sums[j, COUNT] = idx.size
+        return sums
+
+    def histograms(self, segments, pairs):
+        n_features = self.codes.shape[1]
+        hists = np.empty((len(segments), n_features, self.n_codes, N_CHANNELS))
+        for j, (segment, pair) in enumerate(zip(segments, pairs)):
+            idx = self._segment(segment)
+            hists[j] = build_histogram(self.codes[idx], self._channels(idx, pair), self.n_codes)
+        return hists
+
+    def find_splits(self, hists, min_samples_leaf):
+        # Every feature's bins hold every row once: feature 0's bins give the node totals.
+        sums = hists[:, 0, :, :].sum(axis=1)
+        return best_splits(hists, sums, min_samples_leaf)
+
+    def partition(self, segment, feature, bin, missing_left):
+        start, stop = int(segment[0]), int(segment[1])
+        idx = self.rows[start:stop]
+        code = self.codes[idx, feature]
+        is_missing = code == self.n_codes - 1
+        go_left = np.where(is_missing, bool(missing_left), code <= bin)
+        n_left = int(go_left.sum())
+        self.rows[start:stop] = np.concatenate([idx[go_left], idx[~go_left]])
+        return n_left
+
+    def update_scores(self, F, segments, deltas):
+        for (start, stop), delta in zip(segments, deltas):
+            F[self.rows[int(start):int(stop)]] += delta

@@ -1,0 +1,140 @@
+"""Per-feature binning of the training data.
+
+Every feature is mapped once, before training, to small integer codes::
+
+    code 0 .. n_bins[f]-1   value bins, in increasing order of the value
+    code missing_bin        NaN (the same code, ``max_bins``, for every feature)
+
+A value ``x`` falls in bin ``b`` when ``edges[f][b-1] < x <= edges[f][b]``, so a split
+"bin <= b goes left" is the same as "x <= edges[f][b] goes left" on raw values. ``-inf`` and
+``+inf`` are ordinary extreme values: they land in the first and the last value bin.
+
+A feature with at most ``max_bins`` distinct values gets one bin per distinct value (the edges
+are the midpoints between consecutive values, as scikit-learn does); otherwise the edges are
+weighted quantiles, so that a row of weight 2 bins exactly as a duplicated row does.
+
+The codes fit ``uint8`` for ``max_bins <= 255`` (255 value bins plus the missing bin) and
+``uint16`` above.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["BinMapper", "code_dtype"]
+
+
+def code_dtype(max_bins: int) -> np.dtype:
+    """The smallest unsigned dtype that holds ``max_bins`` value bins plus the missing bin."""
+    return np.dtype(np.uint8) if max_bins <= 255 else np.dtype(np.uint16)
+
+
+def _between(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """A finite edge e with lower <= e < upper for each pair of consecutive distinct values.
+
+    The midpoint where it exists; where rounding puts the midpoint on ``upper`` (adjacent
+    floats) the lower value itself; around infinities the nearest finite choice, so that model
+    files never hold an infinite edge.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        mids = lower * 0.5 + upper * 0.5
+    mids = np.where(mids >= upper, lower, mids)
+    mids = np.where(np.isneginf(lower), np.where(np.isfinite(upper), np.nextafter(upper, -np.inf), 0.0), mids)
+    mids = np.where(np.isposinf(upper) & np.isfinite(lower), lower, mids)
+    return mids.astype(np.float64)
+
+
+def _feature_edges(column: np.ndarray, weight: np.ndarray, max_bins: int) -> np.ndarray:
+    """Upper edges of the value bins of one feature (the last bin has no upper edge).
+
+    Returns ``n_bins - 1`` increasing float64 edges.
+    """
+    present = ~np.isnan(column)
+    values, inverse = np.unique(column[present], return_inverse=True)
+    if values.size <= 1:
+        return np.empty(0, dtype=np.float64)
+    if values.size <= max_bins:
+        return _between(values[:-1], values[1:])
+    # Weighted quantiles over the distinct values: cut where the cumulative weight crosses
+    # k / max_bins of the total, at the first distinct value reaching that level.
+    value_weight = np.bincount(inverse, weights=weight[present], minlength=values.size)
+    cumulative = np.cumsum(value_weight)
+    levels = cumulative[-1] * np.arange(1, max_bins) / max_bins
+    cut = np.searchsorted(cumulative, levels, side="left")
+    cut = np.unique(np.minimum(cut, values.size - 2))
+    return np.unique(_between(values[cut], values[cut + 1]))
+
+
+class BinMapper:
+    """Fit bin edges on training data and map any data to bin codes.
+
+    Parameters
+    ----------
+    max_bins : int, default=255
+        Largest number of value bins per feature (2 .. 65535). Missing values get one more bin,
+        code ``max_bins``.
+
+    Attributes
+    ----------
+    edges_ : list of ndarray of float64
+        ``edges_[f]`` holds the ``n_bins_[f] - 1`` upper bin edges of feature ``f``.
+    n_bins_ : ndarray of shape (n_features,), int32
+        Number of value bins per feature (at least 1).
+    missing_bin : int
+        The code of missing values (``max_bins``).
+    """
+
+    def __init__(self, max_bins: int = 255):
+        if not 2 <= int(max_bins) <= 65535:
+            raise ValueError(f"max_bins must be in [2, 65535], got {max_bins!r}.")
+        self.max_bins = int(max_bins)
+
+    @property
+    def missing_bin(self) -> int:
+        return self.max_bins
+
+    @property
+    def n_codes(self) -> int:
+        """Width of a histogram: the value bins plus the missing bin."""
+        return self.max_bins + 1
+
+    def fit(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> "BinMapper":
+        """Fit edges on ``X`` of shape (n_samples, n_features), float64, NaN = missing."""
+        X = np.asarray(X, dtype=np.float64)
+        weight = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
+        self.edges_ = [_feature_edges(X[:, f], weight, self.max_bins) for f in range(X.shape[1])]
+        self.n_bins_ = np.array([e.size + 1 for e in self.edges_], dtype=np.int32)
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Bin codes of ``X``: ndarray of shape (n_samples, n_features), uint8 or uint16, C order."""
+        X = np.asarray(X, dtype=np.float64)
+        codes = np.empty(X.shape, dtype=code_dtype(self.max_bins))
+        for f, edges in enumerate(self.edges_):
+            column = X[:, f]
+            binned = np.searchsorted(edges, column, side="left")
+            binned[np.isnan(column)] = self.missing_bin
+            codes[:, f] = binned
+        return codes
+
+    def fit_transform(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        return self.fit(X, sample_weight).transform(X)
+
+    def bin_upper_edge(self, feature: int, bin_index: int) -> float:
+        """The raw threshold of "bin <= bin_index goes left" (+inf for the last value bin)."""
+        edges = self.edges_[feature]
+        return float(edges[bin_index]) if bin_index < edges.size else float("inf")
+
+    # The model file stores the edges; these two keep that in one place.
+    def to_dict(self) -> dict:
+        return {"max_bins": self.max_bins, "edges": [e.tolist() for e in self.edges_]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "BinMapper":
+        mapper = cls(int(data["max_bins"]))
+        mapper.edges_ = [np.asarray(e, dtype=np.float64).reshape(-1) for e in data["edges"]]
+        for f, e in enumerate(mapper.edges_):
+            if e.size >= mapper.max_bins or (e.size > 1 and not np.all(np.diff(e) > 0)):
+                raise ValueError(f"bin edges of feature {f} are not increasing or too many")
+        mapper.n_bins_ = np.array([e.size + 1 for e in mapper.edges_], dtype=np.int32)
+        return mapper

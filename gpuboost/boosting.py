@@ -1,0 +1,98 @@
+"""The boosting loop of AOSO-LogitBoost (paper 000, Algorithm 1).
+
+F starts at 0. Each iteration computes p from F, grows one vector tree, and adds
+``learning_rate`` times each leaf's vector to the F of the rows in that leaf (taken from the
+row partition, not by predicting the training set again). Training stops after
+``n_estimators`` iterations, or as soon as the training loss falls to ``tol``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .backends.base import Backend
+from .grower import GrowerParams, TreeGrower
+from .losses import multiclass_loss
+from .tree import Tree
+
+__all__ = ["BoostResult", "EvalSet", "boost"]
+
+
+@dataclass
+class EvalSet:
+    """Binned rows monitored during training: codes (n, n_features), labels 0..K-1 (n,)."""
+
+    codes: np.ndarray
+    y: np.ndarray
+    weight: np.ndarray | None = None
+
+
+@dataclass
+class BoostResult:
+    trees: list[Tree]
+    train_loss: np.ndarray  # after each iteration, shape (n_iterations,)
+    eval_loss: list[np.ndarray] = field(default_factory=list)  # per eval set
+    eval_error: list[np.ndarray] = field(default_factory=list)  # misclassified rows
+    initial_loss: float = 0.0
+    fit_time: float = 0.0
+
+
+def boost(
+    backend: Backend,
+    n_rows: int,
+    n_classes: int,
+    n_estimators: int,
+    learning_rate: float,
+    tol: float,
+    grower_params: GrowerParams,
+    bin_edge,
+    missing_code: int,
+    eval_sets: list[EvalSet] = (),
+    verbose: int = 0,
+) -> BoostResult:
+    """Run the boosting loop on a backend that holds the training data.
+
+    Returns the trees and the per-iteration training loss (and loss and errors on each eval
+    set, from scores updated tree by tree).
+    """
+    started = time.perf_counter()
+    F = np.zeros((n_rows, n_classes))
+    grower = TreeGrower(backend, grower_params, bin_edge, n_rows)
+    eval_F = [np.zeros((len(e.y), n_classes)) for e in eval_sets]
+    trees: list[Tree] = []
+    train_loss: list[float] = []
+    eval_loss: list[list[float]] = [[] for _ in eval_sets]
+    eval_error: list[list[int]] = [[] for _ in eval_sets]
+    initial_loss = backend.training_loss(F)
+    loss = initial_loss
+    for iteration in range(n_estimators):
+        if loss <= tol:
+            break
+        backend.set_scores(F)
+        tree, leaf_segments, leaf_ids = grower.grow()
+        steps = learning_rate * tree.node_vectors(n_classes)
+        backend.update_scores(F, leaf_segments, steps[leaf_ids])
+        trees.append(tree)
+        loss = backend.training_loss(F)
+        train_loss.append(loss)
+        for k, e in enumerate(eval_sets):
+            eval_F[k] += steps[tree.apply(e.codes, missing_code)]
+            eval_loss[k].append(multiclass_loss(eval_F[k], e.y, e.weight))
+            eval_error[k].append(int(np.count_nonzero(np.argmax(eval_F[k], axis=1) != e.y)))
+        if verbose and ((iteration + 1) % max(1, int(verbose)) == 0 or loss <= tol):
+            line = f"[{iteration + 1:5d}] train loss {loss:.6g}  leaves {tree.n_leaves}"
+            for k in range(len(eval_sets)):
+                line += f"  eval{k} loss {eval_loss[k][-1]:.6g} errors {eval_error[k][-1]}"
+            line += f"  {time.perf_counter() - started:.1f}s"
+            print(line, flush=True)
+    return BoostResult(
+        trees=trees,
+        train_loss=np.asarray(train_loss),
+        eval_loss=[np.asarray(v) for v in eval_loss],
+        eval_error=[np.asarray(v, dtype=np.int64) for v in eval_error],
+        initial_loss=initial_loss,
+        fit_time=time.perf_counter() - started,
+    )

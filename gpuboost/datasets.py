@@ -1,0 +1,87 @@
+"""Data that needs no download.
+
+``make_poker_hands`` generates data distributed as UCI's "Poker Hand" set (one of the AOSO
+paper's benchmarks): random deals of 5 distinct cards from a 52-card deck, 10 features
+(suit 1-4 and rank 1-13 of each card, as in the UCI files: S1, C1, ..., S5, C5) and the
+hand's rank as the label:
+
+    0 nothing        1 one pair       2 two pairs      3 three of a kind   4 straight
+    5 flush          6 full house     7 four of a kind 8 straight flush    9 royal flush
+
+Straights follow the UCI description: five consecutive ranks, the ace counting low
+(A-2-3-4-5) or high (10-J-Q-K-A); no wrap-around. A royal flush is the flush 10-J-Q-K-A.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["make_poker_hands", "poker_hand_rank", "POKER_HAND_NAMES"]
+
+POKER_HAND_NAMES = (
+    "nothing", "one pair", "two pairs", "three of a kind", "straight",
+    "flush", "full house", "four of a kind", "straight flush", "royal flush",
+)
+
+
+def poker_hand_rank(X: np.ndarray) -> np.ndarray:
+    """Label (0-9) of each hand in X, shape (n, 10): suit, rank of each of 5 cards."""
+    X = np.asarray(X)
+    suits = X[:, 0::2]
+    ranks = np.sort(X[:, 1::2], axis=1)
+    flush = np.all(suits == suits[:, :1], axis=1)
+    # rank multiplicities, sorted descending: (4,1), (3,2), (3,1,1), (2,2,1), (2,1,1,1), (1,...)
+    counts = np.zeros((X.shape[0], 14), dtype=np.int8)
+    np.add.at(counts, (np.arange(X.shape[0])[:, None], ranks), 1)
+    multiplicity = -np.sort(-counts, axis=1)
+    first, second = multiplicity[:, 0], multiplicity[:, 1]
+    distinct = first == 1
+    consecutive = distinct & (ranks[:, 4] - ranks[:, 0] == 4)
+    ace_high = distinct & np.all(ranks == np.array([1, 10, 11, 12, 13]), axis=1)
+    straight = consecutive | ace_high
+
+    label = np.zeros(X.shape[0], dtype=np.int64)
+    label[first == 2] = 1
+    label[(first == 2) & (second == 2)] = 2
+    label[first == 3] = 3
+    label[straight] = 4
+    label[flush] = 5
+    label[(first == 3) & (second == 2)] = 6
+    label[first == 4] = 7
+    label[straight & flush] = 8
+    label[ace_high & flush] = 9
+    return label
+
+
+def make_poker_hands(
+    n_samples: int = 25010, random_state=None, chunk_size: int = 200_000
+) -> tuple[np.ndarray, np.ndarray]:
+    """Random poker hands and their labels.
+
+    Parameters
+    ----------
+    n_samples : int, default=25010
+        Number of hands (UCI's training file has 25010).
+    random_state : int, numpy Generator or None
+    chunk_size : int
+        Hands drawn per step; bounds the temporary memory (about 420 bytes a hand), so that
+        ten million hands can be made on a small machine.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, 10), uint8
+        Suit (1-4) and rank (1-13) of each of the 5 cards.
+    y : ndarray of shape (n_samples,), int64
+        The hand's rank 0-9 (see the module docstring).
+    """
+    if not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}.")
+    rng = np.random.default_rng(random_state)
+    X = np.empty((n_samples, 10), dtype=np.uint8)
+    for start in range(0, n_samples, chunk_size):
+        n = min(chunk_size, n_samples - start)
+        # 5 distinct cards out of 52: the positions of the 5 smallest of 52 uniform keys
+        cards = np.argpartition(rng.random((n, 52)), 5, axis=1)[:, :5]
+        X[start:start + n, 0::2] = cards // 13 + 1
+        X[start:start + n, 1::2] = cards % 13 + 1
+    return X, poker_hand_rank(X)

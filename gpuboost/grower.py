@@ -1,0 +1,154 @@
+"""Best-first growth of one AOSO vector tree (paper 000, Algorithm 1 and section 4).
+
+Control flow only: every number comes from a backend stage. Growth:
+
+1. The root holds every row; it picks its class pair by eq (33) (or eq (32)), builds its
+   histogram under that pair and finds its best split by eq (30).
+2. Repeatedly split the leaf with the largest positive gain (ties: the lowest node id) until
+   there are ``max_leaves`` leaves or no leaf has a valid split with positive gain. Each child
+   picks its own pair from its own rows before its own split search.
+3. Every node's value is the Newton step under its own pair, clipped (eq 27, 29).
+
+A child that can never be split (fewer than ``2 * min_samples_leaf`` rows, or created by the
+split that reaches ``max_leaves``) gets only its node sums, not a histogram.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import losses
+from .backends.base import COUNT, GRAD, HESS, Backend
+from .tree import Tree
+
+__all__ = ["TreeGrower", "GrowerParams"]
+
+
+@dataclass(frozen=True)
+class GrowerParams:
+    max_leaves: int = 20
+    min_samples_leaf: int = 1
+    pair_rule: str = "eq33"
+    leaf_clip: float = 5.0
+
+
+@dataclass
+class _Node:
+    start: int
+    stop: int
+    pair: tuple[int, int]
+    sums: np.ndarray
+    split: tuple | None = None  # (gain, feature, bin, missing_left)
+    children: tuple[int, int] | None = None
+
+
+class TreeGrower:
+    """Grow one tree on the rows a backend holds.
+
+    Parameters
+    ----------
+    backend : Backend
+        Holds the data and this iteration's probabilities (``set_scores`` already called).
+    params : GrowerParams
+    bin_edge : callable
+        ``bin_edge(feature, bin)`` gives the raw threshold stored beside the bin threshold.
+    """
+
+    def __init__(self, backend: Backend, params: GrowerParams, bin_edge, n_rows: int):
+        self.backend = backend
+        self.params = params
+        self.bin_edge = bin_edge
+        self.n_rows = n_rows
+
+    def _evaluate(self, node_ids: list[int], can_grow: bool) -> None:
+        """Pairs, then sums or histograms and best splits, for a batch of new nodes."""
+        nodes = [self.nodes[i] for i in node_ids]
+        segments = np.array([[n.start, n.stop] for n in nodes], dtype=np.int64)
+        pairs = self.backend.select_pairs(segments, self.params.pair_rule)
+        for node, pair in zip(nodes, pairs):
+            node.pair = (int(pair[0]), int(pair[1]))
+        splittable = [
+            can_grow and (n.stop - n.start) >= 2 * self.params.min_samples_leaf for n in nodes
+        ]
+        grow = [j for j, ok in enumerate(splittable) if ok]
+        rest = [j for j, ok in enumerate(splittable) if not ok]
+        if grow:
+            hists = self.backend.histograms(segments[grow], pairs[grow])
+            found = self.backend.find_splits(hists, self.params.min_samples_leaf)
+            for k, j in enumerate(grow):
+                nodes[j].sums = found.sums[k]
+                if found.gain[k] > 0.0:
+                    nodes[j].split = (float(found.gain[k]), int(found.feature[k]),
+                                      int(found.bin[k]), bool(found.missing_left[k]))
+                    heapq.heappush(self.heap, (-found.gain[k], node_ids[j]))
+        if rest:
+            sums = self.backend.node_sums(segments[rest], pairs[rest])
+            for k, j in enumerate(rest):
+                nodes[j].sums = sums[k]
+
+    def grow(self) -> tuple[Tree, np.ndarray, np.ndarray]:
+        """Grow a tree.
+
+        Returns
+        -------
+        tree : Tree
+        leaf_segments : ndarray of shape (n_leaves, 2), int64
+            [start, stop) of each leaf in the backend's row partition.
+        leaf_ids : ndarray of shape (n_leaves,), int64
+            The node id of each leaf segment.
+        """
+        p = self.params
+        self.backend.reset_partition()
+        self.nodes: list[_Node] = [_Node(0, self.n_rows, (0, 1), np.zeros(3))]
+        self.heap: list = []
+        self._evaluate([0], can_grow=p.max_leaves > 1)
+        n_leaves = 1
+        while n_leaves < p.max_leaves and self.heap:
+            _, node_id = heapq.heappop(self.heap)
+            node = self.nodes[node_id]
+            _, feature, bin_, missing_left = node.split
+            n_left = self.backend.partition((node.start, node.stop), feature, bin_, missing_left)
+            middle = node.start + n_left
+            left_id, right_id = len(self.nodes), len(self.nodes) + 1
+            self.nodes.append(_Node(node.start, middle, (0, 1), np.zeros(3)))
+            self.nodes.append(_Node(middle, node.stop, (0, 1), np.zeros(3)))
+            node.children = (left_id, right_id)
+            n_leaves += 1
+            self._evaluate([left_id, right_id], can_grow=n_leaves < p.max_leaves)
+        return self._finish()
+
+    def _finish(self):
+        nodes = self.nodes
+        n = len(nodes)
+        internal = [j for j, node in enumerate(nodes) if node.children is not None]
+        feature = np.full(n, -1, np.int32)
+        bin_ = np.full(n, -1, np.int32)
+        threshold = np.full(n, np.nan)
+        missing_left = np.zeros(n, bool)
+        left = np.full(n, -1, np.int32)
+        right = np.full(n, -1, np.int32)
+        gain = np.zeros(n)
+        for j in internal:
+            g, f, b, ml = nodes[j].split
+            feature[j], bin_[j], missing_left[j], gain[j] = f, b, ml, g
+            threshold[j] = self.bin_edge(f, b)
+            left[j], right[j] = nodes[j].children
+        sums = np.array([node.sums for node in nodes])
+        tree = Tree(
+            feature=feature,
+            bin=bin_,
+            threshold=threshold,
+            missing_left=missing_left,
+            left=left,
+            right=right,
+            pair=np.array([node.pair for node in nodes], dtype=np.int32),
+            value=losses.node_value(sums[:, GRAD], sums[:, HESS], self.params.leaf_clip),
+            n_samples=sums[:, COUNT].astype(np.int64),
+            gain=gain,
+        )
+        leaf_ids = np.flatnonzero(tree.is_leaf)
+        segments = np.array([[nodes[j].start, nodes[j].stop] for j in leaf_ids], dtype=np.int64)
+        return tree, segments, leaf_ids

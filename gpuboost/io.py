@@ -1,0 +1,202 @@
+"""Model files: versioned JSON, no pickle (format described in ``docs/model-format.md``).
+
+A file holds the estimator's parameters, the classes, the binning and the trees. Floats are
+written with ``repr`` precision, so a loaded model predicts bit for bit as the saved one.
+Files are written to a temporary name and renamed, so an interrupted save never leaves a
+half-written file in place of a good one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from ._version import __version__
+from .binning import BinMapper
+from .tree import Tree
+
+__all__ = ["save_model", "load_model", "load_into", "FORMAT_NAME", "FORMAT_VERSION", "ModelFormatError"]
+
+FORMAT_NAME = "gpuboost-model"
+FORMAT_VERSION = 1
+
+
+class ModelFormatError(ValueError):
+    """A file is not a gpuboost model this version can read."""
+
+
+def _classes_to_json(classes: np.ndarray) -> dict:
+    kind = classes.dtype.kind
+    if kind in "iub":
+        return {"kind": "int" if kind != "b" else "bool", "values": classes.tolist()}
+    if kind == "f":
+        return {"kind": "float", "values": classes.tolist()}
+    if kind in "US" or (kind == "O" and all(isinstance(c, str) for c in classes)):
+        return {"kind": "str", "values": [str(c) for c in classes]}
+    raise TypeError(
+        f"classes of dtype {classes.dtype} cannot be saved; use integer or string labels."
+    )
+
+
+def _classes_from_json(data: dict) -> np.ndarray:
+    kind, values = data["kind"], data["values"]
+    dtypes = {"int": np.int64, "bool": bool, "float": np.float64, "str": str}
+    if kind not in dtypes:
+        raise ModelFormatError(f"unknown class label kind {kind!r}")
+    return np.asarray(values, dtype=dtypes[kind])
+
+
+def _finite_or_none(values: np.ndarray) -> list:
+    return [float(v) if np.isfinite(v) else None for v in values]
+
+
+def _params(estimator) -> dict:
+    params = estimator.get_params(deep=False)
+    # A RandomState instance has no JSON form; the fitted model does not depend on it.
+    if not (params["random_state"] is None or isinstance(params["random_state"], int)):
+        params["random_state"] = None
+    return params
+
+
+def model_to_dict(estimator) -> dict:
+    trees = []
+    for tree in estimator.trees_:
+        entry = tree.to_dict()
+        entry["threshold"] = _finite_or_none(tree.threshold)
+        trees.append(entry)
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "gpuboost_version": __version__,
+        "params": _params(estimator),
+        "n_features": int(estimator.n_features_in_),
+        "feature_names": (
+            [str(n) for n in estimator.feature_names_in_] if hasattr(estimator, "feature_names_in_") else None
+        ),
+        "classes": _classes_to_json(np.asarray(estimator.classes_)),
+        "binning": estimator._bin_mapper.to_dict(),
+        "initial_loss": float(estimator.initial_loss_),
+        "train_loss": [float(v) for v in estimator.train_loss_],
+        "trees": trees,
+    }
+
+
+def save_model(estimator, path) -> None:
+    """Write a fitted estimator to ``path`` (JSON), atomically."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(estimator, "trees_")
+    text = json.dumps(model_to_dict(estimator), allow_nan=False, separators=(",", ":"))
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _read(path) -> dict:
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            data = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFormatError(
+            f"{path} is not a gpuboost model file: it is not valid JSON ({exc}). "
+            "The file may be truncated or damaged; save the model again."
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise ModelFormatError(f"{path} is not a gpuboost model file (no 'format': '{FORMAT_NAME}').")
+    version = data.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise ModelFormatError(f"{path}: format_version {version!r} is not valid.")
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{path} was written by gpuboost {data.get('gpuboost_version', '?')} in model format "
+            f"{version}; this gpuboost ({__version__}) reads formats up to {FORMAT_VERSION}. "
+            "Upgrade gpuboost to load it."
+        )
+    return data
+
+
+def _check_tree(tree: Tree, index: int, n_features: int, n_classes: int, max_bins: int) -> None:
+    n = tree.n_nodes
+    arrays = (tree.bin, tree.threshold, tree.missing_left, tree.left, tree.right, tree.value,
+              tree.n_samples, tree.gain)
+    problems = []
+    if n < 1 or any(a.shape != (n,) for a in arrays) or tree.pair.shape != (n, 2):
+        problems.append("node arrays of different lengths")
+    else:
+        internal = ~tree.is_leaf
+        children = np.concatenate([tree.left[internal], tree.right[internal]])
+        if np.any(tree.feature >= n_features):
+            problems.append("a feature index out of range")
+        if children.size and (children.min() < 1 or children.max() >= n or np.unique(children).size != children.size):
+            problems.append("child links that do not form a tree")
+        if np.any((tree.left[internal] <= np.flatnonzero(internal))):
+            problems.append("a child that does not come after its parent")
+        if np.any(tree.bin[internal] < 0) or np.any(tree.bin[internal] >= max_bins):
+            problems.append("a bin threshold out of range")
+        if tree.pair.min() < 0 or tree.pair.max() >= n_classes or np.any(tree.pair[:, 0] == tree.pair[:, 1]):
+            problems.append("a class pair out of range")
+        if not np.all(np.isfinite(tree.value)):
+            problems.append("a non-finite node value")
+    if problems:
+        raise ModelFormatError(f"tree {index} is damaged: {', '.join(problems)}.")
+
+
+def load_into(estimator, path) -> None:
+    """Set an estimator's parameters and fitted state from a model file."""
+    data = _read(path)
+    try:
+        classes = _classes_from_json(data["classes"])
+        mapper = BinMapper.from_dict(data["binning"])
+        n_features = int(data["n_features"])
+        trees = []
+        for k, entry in enumerate(data["trees"]):
+            entry = dict(entry)
+            entry["threshold"] = [np.inf if v is None else v for v in entry["threshold"]]
+            tree = Tree.from_dict(entry)
+            _check_tree(tree, k, n_features, len(classes), mapper.max_bins)
+            trees.append(tree)
+        params = dict(data["params"])
+        if len(mapper.edges_) != n_features or len(classes) < 2:
+            raise ModelFormatError("the binning or the classes do not match the number of features")
+        estimator.set_params(**params)
+        train_loss = np.asarray(data["train_loss"], dtype=np.float64)
+        initial_loss = float(data["initial_loss"])
+        feature_names = data["feature_names"]
+    except ModelFormatError as exc:
+        raise ModelFormatError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFormatError(
+            f"{path} is damaged or was edited: {type(exc).__name__}: {exc}. Save the model again."
+        ) from None
+    estimator.classes_ = classes
+    estimator._bin_mapper = mapper
+    estimator.n_features_in_ = n_features
+    if feature_names is not None:
+        estimator.feature_names_in_ = np.asarray(feature_names, dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.trees_ = trees
+    estimator.train_loss_ = train_loss
+    estimator.initial_loss_ = initial_loss
+    estimator.eval_loss_, estimator.eval_error_ = [], []
+    estimator.device_ = "cpu"
+
+
+def load_model(path):
+    """Load a model file into a new ``BoostClassifier``."""
+    from .sklearn import BoostClassifier
+
+    estimator = BoostClassifier()
+    load_into(estimator, path)
+    return estimator

@@ -1,0 +1,326 @@
+"""``BoostClassifier``: gpuboost as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import numbers
+import time
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._device import resolve_device
+from .backends.numpy import NumpyBackend
+from .binning import BinMapper
+from .boosting import EvalSet, boost
+from .grower import GrowerParams
+from .losses import PAIR_RULES, softmax
+from .tree import apply_trees
+
+__all__ = ["BoostClassifier", "ALGORITHMS"]
+
+#: Values of ``algorithm`` this version implements.
+ALGORITHMS = ("aoso",)
+
+
+class BoostClassifier(ClassifierMixin, BaseEstimator):
+    """Multi-class boosting with AOSO-LogitBoost (adaptive one-vs-one LogitBoost).
+
+    One vector-valued tree per iteration; every node picks its own class pair (r, s) by eq (33)
+    of Sun, Reid and Zhou (2014) and is split by the gain of their eq (30).
+
+    Parameters
+    ----------
+    algorithm : {"aoso"}, default="aoso"
+        The boosting algorithm.
+    n_estimators : int, default=1000
+        Boosting iterations (AOSO builds one tree per iteration).
+    max_leaves : int, default=20
+        Leaves per tree (the papers' J).
+    learning_rate : float, default=0.1
+        Shrinkage (the papers' nu).
+    max_bins : int, default=255
+        Value bins per feature, at most 65535; missing values get one more bin.
+    min_samples_leaf : int, default=1
+        Fewest training rows in a leaf (the papers' setting is 1).
+    pair_rule : {"eq33", "eq32"}, default="eq33"
+        Class-pair selection: second order (eq 33, the paper's choice) or first order (eq 32).
+    leaf_clip : float, default=5.0
+        Node values are clipped to [-leaf_clip, leaf_clip] (the AOSO authors' code uses 5).
+    tol : float, default=1e-16
+        Training stops when the training loss ``sum_i w_i (-log p_{i,y_i})`` falls to ``tol``.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to train. This version has the CPU backend only: "auto" picks it, "cuda" is an
+        error.
+    random_state : int, RandomState instance or None, default=None
+        Accepted for API compatibility; AOSO-LogitBoost as implemented here uses no
+        randomness (no row or feature sampling), so the model does not depend on it.
+    verbose : int, default=0
+        Print the training loss every ``verbose`` iterations (0: silent).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X had string column names (a pandas DataFrame).
+    n_estimators_ : int
+        Iterations run (fewer than ``n_estimators`` when the loss reached ``tol``).
+    n_trees_ : int
+        Trees in the model (equal to ``n_estimators_`` for AOSO).
+    train_loss_ : ndarray of shape (n_estimators_,)
+        Training loss after each iteration.
+    eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
+        Loss and number of misclassified rows on each ``eval_set`` after each iteration.
+    fit_time_ : float
+        Seconds spent in the boosting loop.
+    """
+
+    def __init__(
+        self,
+        algorithm: str = "aoso",
+        n_estimators: int = 1000,
+        max_leaves: int = 20,
+        learning_rate: float = 0.1,
+        max_bins: int = 255,
+        min_samples_leaf: int = 1,
+        pair_rule: str = "eq33",
+        leaf_clip: float = 5.0,
+        tol: float = 1e-16,
+        device: str = "auto",
+        random_state=None,
+        verbose: int = 0,
+    ):
+        self.algorithm = algorithm
+        self.n_estimators = n_estimators
+        self.max_leaves = max_leaves
+        self.learning_rate = learning_rate
+        self.max_bins = max_bins
+        self.min_samples_leaf = min_samples_leaf
+        self.pair_rule = pair_rule
+        self.leaf_clip = leaf_clip
+        self.tol = tol
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- checks ------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(
+                f"algorithm={self.algorithm!r} is not known; this version implements {ALGORITHMS}."
+            )
+
+        def integer(name, low, high=None):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low or (
+                high is not None and value > high
+            ):
+                bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+                raise ValueError(f"{name} must be an integer {bound}, got {value!r}.")
+
+        def positive(name):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 or not np.isfinite(value):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+
+        integer("n_estimators", 1)
+        integer("max_leaves", 2)
+        integer("max_bins", 2, 65535)
+        integer("min_samples_leaf", 1)
+        integer("verbose", 0)
+        positive("learning_rate")
+        positive("leaf_clip")
+        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
+            raise ValueError(f"tol must be a number >= 0, got {self.tol!r}.")
+        if self.pair_rule not in PAIR_RULES:
+            raise ValueError(f"pair_rule must be one of {PAIR_RULES}, got {self.pair_rule!r}.")
+        resolve_device(self.device)
+
+    def _check_X(self, X, reset: bool) -> np.ndarray:
+        return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+
+    def _encode_labels(self, y) -> np.ndarray:
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        check_classification_targets(y)
+        kind = type_of_target(y)
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"y must hold one class label per row; got a target of type {kind!r}.")
+        encoder = LabelEncoder().fit(y)
+        if len(encoder.classes_) < 2:
+            raise ValueError(
+                f"y has a single class ({encoder.classes_[0]!r}); a classifier needs at least 2."
+            )
+        self.classes_ = encoder.classes_
+        return encoder.transform(y).astype(np.intp)
+
+    def _check_weight(self, sample_weight, n_rows: int):
+        if sample_weight is None:
+            return None
+        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        if w.shape[0] != n_rows:
+            raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {n_rows} rows.")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("sample_weight must be finite and >= 0.")
+        if not w.sum() > 0:
+            raise ValueError("sample_weight sums to 0: at least one row needs a positive weight.")
+        return w
+
+    # -- fit -----------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Train on X (n_samples, n_features; NaN = missing) and labels y (n_samples,).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels of any type (ints, strings, ...).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row).
+        eval_set : list of (X, y) pairs, default=None
+            Monitored after every iteration (``eval_loss_``, ``eval_error_``); never used to
+            choose anything.
+        """
+        self._check_params()
+        device = resolve_device(self.device)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, multi_output=True)
+        y_codes = self._encode_labels(y)
+        weight = self._check_weight(sample_weight, X.shape[0])
+        n_classes = len(self.classes_)
+
+        self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
+        codes = self._bin_mapper.transform(X)
+        eval_sets = [self._eval_set(Xe, ye) for Xe, ye in (eval_set or [])]
+
+        backend = NumpyBackend(
+            codes, y_codes, weight, n_classes,
+            n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
+        )
+        result = boost(
+            backend,
+            n_rows=X.shape[0],
+            n_classes=n_classes,
+            n_estimators=self.n_estimators,
+            learning_rate=float(self.learning_rate),
+            tol=float(self.tol),
+            grower_params=GrowerParams(
+                max_leaves=self.max_leaves,
+                min_samples_leaf=self.min_samples_leaf,
+                pair_rule=self.pair_rule,
+                leaf_clip=float(self.leaf_clip),
+            ),
+            bin_edge=self._bin_mapper.bin_upper_edge,
+            missing_code=self._bin_mapper.missing_bin,
+            eval_sets=eval_sets,
+            verbose=self.verbose,
+        )
+        self.device_ = device
+        self.trees_ = result.trees
+        self.train_loss_ = result.train_loss
+        self.initial_loss_ = result.initial_loss
+        self.eval_loss_ = result.eval_loss
+        self.eval_error_ = result.eval_error
+        self.fit_time_ = result.fit_time
+        return self
+
+    def _eval_set(self, X, y) -> EvalSet:
+        X = self._check_X(X, reset=False)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
+        return EvalSet(self._bin_mapper.transform(X), np.searchsorted(self.classes_, y))
+
+    @property
+    def n_estimators_(self) -> int:
+        check_is_fitted(self, "trees_")
+        return len(self.trees_)
+
+    @property
+    def n_trees_(self) -> int:
+        check_is_fitted(self, "trees_")
+        return len(self.trees_)
+
+    # -- predict -------------------------------------------------------------------------
+    def _codes(self, X) -> np.ndarray:
+        check_is_fitted(self, "trees_")
+        return self._bin_mapper.transform(self._check_X(X, reset=False))
+
+    def _scores(self, X) -> np.ndarray:
+        """Scores F, shape (n_samples, n_classes), float64; each row sums to ~0."""
+        codes = self._codes(X)
+        F = np.zeros((codes.shape[0], len(self.classes_)))
+        apply_trees(F, self.trees_, codes, self._bin_mapper.missing_bin, float(self.learning_rate))
+        return F
+
+    def _staged_scores(self, X):
+        codes = self._codes(X)
+        F = np.zeros((codes.shape[0], len(self.classes_)))
+        for tree in self.trees_:
+            apply_trees(F, [tree], codes, self._bin_mapper.missing_bin, float(self.learning_rate))
+            yield F.copy()
+
+    def _as_decision(self, F: np.ndarray) -> np.ndarray:
+        # scikit-learn's convention: one column for two classes (the log-odds of classes_[1])
+        return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
+
+    def decision_function(self, X) -> np.ndarray:
+        """The model's scores F.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), float64 (rows sum to ~0); for two classes,
+        as scikit-learn does, shape (n_samples,): ``F[:, 1] - F[:, 0]``, the log-odds of
+        ``classes_[1]``.
+        """
+        return self._as_decision(self._scores(X))
+
+    def staged_decision_function(self, X):
+        """Yield ``decision_function`` after each iteration."""
+        for F in self._staged_scores(X):
+            yield self._as_decision(F)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (softmax of the scores), shape (n_samples, n_classes)."""
+        return softmax(self._scores(X))[0]
+
+    def staged_predict_proba(self, X):
+        """Yield the class probabilities after each iteration."""
+        for F in self._staged_scores(X):
+            yield softmax(F)[0]
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class of each row (ties: the first class in ``classes_``)."""
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
+
+    def staged_predict(self, X):
+        """Yield the predicted classes after each iteration."""
+        for F in self._staged_scores(X):
+            yield self.classes_[np.argmax(F, axis=1)]
+
+    # -- model files ---------------------------------------------------------------------
+    def save_model(self, path) -> None:
+        """Write the fitted model to ``path`` as JSON (format: ``docs/model-format.md``)."""
+        from .io import save_model
+
+        save_model(self, path)
+
+    def load_model(self, path) -> "BoostClassifier":
+        """Replace this estimator's parameters and fitted state by those of a model file."""
+        from .io import load_into
+
+        load_into(self, path)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

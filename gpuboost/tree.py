@@ -1,0 +1,93 @@
+"""A fitted tree as flat arrays, and prediction with an ensemble of them.
+
+Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the root::
+
+    feature[j]       split feature, -1 for a leaf
+    bin[j]           codes 0..bin[j] go left (missing values: see missing_left)
+    threshold[j]     the same split on raw values: x <= threshold goes left
+    missing_left[j]  where missing values (NaN) go
+    left[j], right[j]   child node ids, -1 for a leaf
+    pair[j]          the node's class pair (r, s), chosen from its own rows
+    value[j]         the node's Newton step t of eq (27), clipped; the node vector is
+                     +t at r, -t at s, 0 elsewhere (eq 29), so every node vector sums to 0
+    n_samples[j]     training rows in the node
+    gain[j]          the gain of eq (30) of the node's split (0 for a leaf)
+
+The same arrays serve prediction, the model file and (later) the GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+__all__ = ["Tree", "apply_trees"]
+
+
+@dataclass
+class Tree:
+    feature: np.ndarray
+    bin: np.ndarray
+    threshold: np.ndarray
+    missing_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    pair: np.ndarray
+    value: np.ndarray
+    n_samples: np.ndarray
+    gain: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        return self.feature < 0
+
+    @property
+    def n_leaves(self) -> int:
+        return int(self.is_leaf.sum())
+
+    def node_vectors(self, n_classes: int) -> np.ndarray:
+        """Eq (29): the K-vector of every node, shape (n_nodes, n_classes), float64."""
+        vectors = np.zeros((self.n_nodes, n_classes))
+        nodes = np.arange(self.n_nodes)
+        vectors[nodes, self.pair[:, 0]] += self.value
+        vectors[nodes, self.pair[:, 1]] -= self.value
+        return vectors
+
+    def apply(self, codes: np.ndarray, missing_code: int) -> np.ndarray:
+        """Leaf id of every row of ``codes`` (n_rows, n_features), ndarray of shape (n_rows,)."""
+        node = np.zeros(codes.shape[0], dtype=np.intp)
+        active = np.flatnonzero(~self.is_leaf[node])
+        while active.size:
+            at = node[active]
+            code = codes[active, self.feature[at]]
+            go_left = np.where(code == missing_code, self.missing_left[at], code <= self.bin[at])
+            node[active] = np.where(go_left, self.left[at], self.right[at])
+            active = active[~self.is_leaf[node[active]]]
+        return node
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name).tolist() for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Tree":
+        dtypes = {"feature": np.int32, "bin": np.int32, "threshold": np.float64, "missing_left": bool,
+                  "left": np.int32, "right": np.int32, "pair": np.int32, "value": np.float64,
+                  "n_samples": np.int64, "gain": np.float64}
+        return cls(**{name: np.asarray(data[name], dtype=dt) for name, dt in dtypes.items()})
+
+
+def apply_trees(F: np.ndarray, trees, codes: np.ndarray, missing_code: int, learning_rate: float) -> None:
+    """Add ``learning_rate * node vector`` of the leaf of every row, tree by tree, to F in place.
+
+    The order of operations is the training loop's, so the scores of the training rows are
+    reproduced bit for bit.
+    """
+    n_classes = F.shape[1]
+    for tree in trees:
+        step = learning_rate * tree.node_vectors(n_classes)
+        F += step[tree.apply(codes, missing_code)]

@@ -1,0 +1,46 @@
+"""Shared fixtures: the real datasets of ../shared/data and small generated problems.
+
+The real datasets are read from ``$GPUBOOST_DATA`` or from ``shared/data`` beside the
+repository. Where they are missing a test using them is skipped, except under ``CI=true``,
+where it fails: a green CI run means those tests ran.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def data_dir() -> Path:
+    if os.environ.get("GPUBOOST_DATA"):
+        return Path(os.environ["GPUBOOST_DATA"])
+    return REPO.parent / "shared" / "data"
+
+
+def load_dataset(name: str):
+    """(X_train, y_train, X_test, y_test) of a dataset of ../shared/data, X as float64."""
+    path = data_dir() / f"{name}.npz"
+    if not path.exists():
+        message = f"dataset {path} is missing (set GPUBOOST_DATA to the folder of the .npz files)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    with np.load(path, allow_pickle=False) as d:
+        return (d["X_train"].astype(np.float64), d["y_train"].astype(np.int64),
+                d["X_test"].astype(np.float64), d["y_test"].astype(np.int64))
+
+
+@pytest.fixture
+def small_multiclass():
+    """A small 4-class problem with continuous features and no exact ties."""
+    rng = np.random.default_rng(0)
+    n, d, k = 300, 5, 4
+    X = rng.normal(size=(n, d))
+    logits = X @ rng.normal(size=(d, k)) + 0.5 * rng.normal(size=(n, k))
+    y = np.argmax(logits, axis=1)
+    return X, y

@@ -1,0 +1,77 @@
+"""Binning: exact bins for few distinct values, quantiles otherwise, NaN and inf."""
+
+import numpy as np
+import pytest
+
+from gpuboost.binning import BinMapper
+
+
+def test_one_bin_per_distinct_value():
+    X = np.array([[3.0], [1.0], [2.0], [3.0], [1.0]])
+    mapper = BinMapper(255).fit(X)
+    np.testing.assert_array_equal(mapper.edges_[0], [1.5, 2.5])
+    np.testing.assert_array_equal(mapper.transform(X)[:, 0], [2, 0, 1, 2, 0])
+    assert mapper.transform(X).dtype == np.uint8
+
+
+def test_quantile_bins_are_balanced():
+    X = np.random.default_rng(0).normal(size=(10000, 1))
+    mapper = BinMapper(16).fit(X)
+    counts = np.bincount(mapper.transform(X)[:, 0], minlength=16)
+    assert mapper.n_bins_[0] == 16
+    assert counts.min() >= 600 and counts.max() <= 650
+
+
+def test_nan_is_the_missing_bin_and_inf_is_an_extreme_value():
+    X = np.array([[np.nan], [-np.inf], [0.0], [1.0], [np.inf]])
+    mapper = BinMapper(10).fit(X)
+    codes = mapper.transform(X)[:, 0]
+    assert codes[0] == mapper.missing_bin == 10
+    np.testing.assert_array_equal(codes[1:], [0, 1, 2, 3])
+    assert all(np.isfinite(e).all() for e in mapper.edges_)  # model files hold no infinity
+    # unseen values between two training values fall on the side of the midpoint; next to
+    # -inf the edge is the float just below the smallest finite value
+    assert mapper.transform(np.array([[0.4], [0.6], [-1e300], [-0.0]]))[:, 0].tolist() == [1, 2, 0, 1]
+
+
+def test_adjacent_floats_get_their_own_bins():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    mapper = BinMapper(10).fit(np.array([[a], [b]]))
+    assert mapper.transform(np.array([[a], [b]]))[:, 0].tolist() == [0, 1]
+
+
+def test_weight_two_bins_as_a_duplicated_row():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 2))
+    w = np.ones(500)
+    w[:100] = 2.0
+    weighted = BinMapper(20).fit(X, w)
+    duplicated = BinMapper(20).fit(np.vstack([X, X[:100]]))
+    for a, b in zip(weighted.edges_, duplicated.edges_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_uint16_codes_above_255_bins():
+    X = np.arange(1000, dtype=float)[:, None]
+    mapper = BinMapper(1000).fit(X)
+    codes = mapper.transform(X)
+    assert codes.dtype == np.uint16 and codes.max() == 999
+
+
+def test_constant_feature_has_one_bin():
+    mapper = BinMapper(255).fit(np.ones((5, 1)))
+    assert mapper.n_bins_[0] == 1 and mapper.transform(np.ones((2, 1))).max() == 0
+
+
+@pytest.mark.parametrize("bad", [1, 0, 65536])
+def test_max_bins_range(bad):
+    with pytest.raises(ValueError, match="max_bins"):
+        BinMapper(bad)
+
+
+def test_round_trip_through_dict():
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    mapper = BinMapper(8).fit(X)
+    again = BinMapper.from_dict(mapper.to_dict())
+    np.testing.assert_array_equal(mapper.transform(X), again.transform(X))
