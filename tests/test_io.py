@@ -1,0 +1,105 @@
+"""Model files: round trips with identical predictions, clear errors on bad files."""
+
+import json
+
+import numpy as np
+import pytest
+
+import gpuboost
+from gpuboost import BoostClassifier
+from gpuboost.io import FORMAT_VERSION, ModelFormatError
+
+
+@pytest.fixture
+def fitted(small_multiclass):
+    X, y = small_multiclass
+    X = X.copy()
+    X[::7, 1] = np.nan
+    X[::11, 2] = np.inf
+    return BoostClassifier(n_estimators=15, max_leaves=6).fit(X, y), X
+
+
+def test_round_trip_predicts_identically(fitted, tmp_path):
+    model, X = fitted
+    path = tmp_path / "model.json"
+    model.save_model(path)
+    loaded = gpuboost.load_model(path)
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded.classes_, model.classes_)
+    assert loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.train_loss_, model.train_loss_)
+    # the estimator method loads in place, and saving again writes the same bytes
+    again = BoostClassifier().load_model(path)
+    again.save_model(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
+
+
+def test_string_labels_and_feature_names_survive(tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(80, 2)), columns=["height", "width"])
+    y = np.where(df["height"] > 0, "tall", "short")
+    model = BoostClassifier(n_estimators=5, max_leaves=4).fit(df, y)
+    model.save_model(tmp_path / "m.json")
+    loaded = gpuboost.load_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.feature_names_in_, ["height", "width"])
+    np.testing.assert_array_equal(loaded.predict(df), model.predict(df))
+
+
+def test_the_file_is_documented_json(fitted, tmp_path):
+    model, _ = fitted
+    model.save_model(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert data["format"] == "gpuboost-model" and data["format_version"] == FORMAT_VERSION
+    assert len(data["trees"]) == 15
+    assert set(data["trees"][0]) == {"feature", "bin", "threshold", "missing_left", "left", "right",
+                                     "pair", "value", "n_samples", "gain"}
+
+
+def test_newer_format_is_refused_with_advice(fitted, tmp_path):
+    model, _ = fitted
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    data = json.loads(path.read_text())
+    data["format_version"] = FORMAT_VERSION + 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(ModelFormatError, match="Upgrade gpuboost"):
+        gpuboost.load_model(path)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda text: text[: len(text) // 2], "not valid JSON"),
+        (lambda text: text.replace('"gpuboost-model"', '"other"'), "not a gpuboost model"),
+        (lambda text: text.replace('"trees":', '"forest":'), "damaged"),
+        (lambda text: "\x00\xff" + text, "not"),
+    ],
+)
+def test_damaged_files_are_refused(fitted, tmp_path, damage, message):
+    model, _ = fitted
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    path.write_text(damage(path.read_text()), encoding="latin-1")
+    with pytest.raises(ModelFormatError, match=message):
+        gpuboost.load_model(path)
+
+
+def test_edited_tree_is_refused(fitted, tmp_path):
+    model, _ = fitted
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    data = json.loads(path.read_text())
+    data["trees"][3]["left"][0] = 999
+    path.write_text(json.dumps(data))
+    with pytest.raises(ModelFormatError, match="tree 3 is damaged"):
+        gpuboost.load_model(path)
+
+
+def test_saving_an_unfitted_model_fails(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        BoostClassifier().save_model(tmp_path / "m.json")
+    assert not any(tmp_path.iterdir())  # no stray temporary file

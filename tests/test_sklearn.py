@@ -1,0 +1,212 @@
+"""BoostClassifier: the scikit-learn API, labels, weights, missing values, devices."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from gpuboost import BoostClassifier
+
+
+def fit_small(X, y, **params):
+    params = {"n_estimators": 20, "max_leaves": 8} | params
+    return BoostClassifier(**params).fit(X, y)
+
+
+def test_defaults_are_the_papers():
+    params = BoostClassifier().get_params()
+    assert params["max_leaves"] == 20 and params["learning_rate"] == 0.1
+    assert params["min_samples_leaf"] == 1 and params["tol"] == 1e-16
+    assert params["max_bins"] == 255 and params["pair_rule"] == "eq33" and params["leaf_clip"] == 5.0
+    assert params["device"] == "auto" and params["algorithm"] == "aoso"
+
+
+def test_clone_and_set_params():
+    model = BoostClassifier(n_estimators=7).set_params(max_leaves=4)
+    copy = clone(model)
+    assert copy.get_params() == model.get_params() and copy is not model
+
+
+def test_fit_predict_and_probabilities(small_multiclass):
+    X, y = small_multiclass
+    model = fit_small(X, y)
+    proba = model.predict_proba(X)
+    assert proba.shape == (len(y), 4)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.predict(X), model.classes_[proba.argmax(axis=1)])
+    assert model.score(X, y) > 0.8
+    assert model.n_trees_ == model.n_estimators_ == 20 == len(model.train_loss_)
+    np.testing.assert_allclose(model.decision_function(X).sum(axis=1), 0.0, atol=1e-12)
+
+
+def test_training_scores_are_reproduced_by_prediction(small_multiclass):
+    # the loop adds leaf vectors from row positions; prediction walks the trees: same bits
+    X, y = small_multiclass
+    model = fit_small(X, y, n_estimators=30)
+    F = model.decision_function(X)
+    loss = np.sum(np.log(np.exp(F).sum(axis=1)) - F[np.arange(len(y)), y])
+    np.testing.assert_allclose(loss, model.train_loss_[-1], rtol=1e-12)
+
+
+def test_staged_predictions_end_at_the_final_ones(small_multiclass):
+    X, y = small_multiclass
+    model = fit_small(X, y)
+    stages = list(model.staged_predict_proba(X))
+    assert len(stages) == 20
+    np.testing.assert_array_equal(stages[-1], model.predict_proba(X))
+    np.testing.assert_array_equal(list(model.staged_predict(X))[-1], model.predict(X))
+
+
+def test_eval_set_is_monitored(small_multiclass):
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=15, max_leaves=8).fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])
+    errors = [np.sum(p != y[200:]) for p in model.staged_predict(X[200:])]
+    np.testing.assert_array_equal(model.eval_error_[0], errors)
+    assert model.eval_loss_[0].shape == (15,)
+
+
+def test_string_labels():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 3))
+    names = np.array(["setosa", "versicolor", "virginica"])
+    y = names[np.digitize(X[:, 0], [-0.5, 0.5])]
+    model = fit_small(X, y)
+    np.testing.assert_array_equal(model.classes_, names)
+    assert model.predict(X).dtype.kind == "U" and model.score(X, y) > 0.95
+
+
+def test_two_classes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 4))
+    y = np.where(X[:, 0] + X[:, 1] > 0, 7, 3)
+    model = fit_small(X, y)
+    for tree in model.trees_:
+        assert set(map(tuple, tree.pair.tolist())) <= {(0, 1), (1, 0)}
+    assert model.score(X, y) > 0.95
+    decision = model.decision_function(X)
+    assert decision.shape == (200,)
+    np.testing.assert_array_equal(model.predict(X), np.where(decision > 0, 7, 3))
+
+
+def test_missing_values_are_learned_and_routed():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 1] > 0).astype(int)
+    # class 2: feature 0 is missing; nothing else tells it apart
+    X[:100, 0] = np.nan
+    y[:100] = 2
+    model = fit_small(X, y)
+    assert model.score(X, y) > 0.97
+    X_new = rng.normal(size=(50, 2))
+    X_new[:, 0] = np.nan
+    assert np.all(model.predict(X_new) == 2)
+
+
+def test_missing_at_prediction_only_goes_to_the_larger_child():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 1))
+    y = (X[:, 0] > 1.0).astype(int)  # the left child (x <= ~1) holds most rows
+    model = fit_small(X, y, n_estimators=5, max_leaves=2)
+    assert model.predict(np.array([[np.nan]]))[0] == 0
+    X_inf = np.array([[np.inf], [-np.inf]])
+    np.testing.assert_array_equal(model.predict(X_inf), [1, 0])
+
+
+def test_weight_two_equals_a_duplicated_row():
+    rng = np.random.default_rng(4)
+    # at most 120 distinct values a feature: exact bins either way; labels from the features,
+    # so that no two candidate splits tie exactly (a tie could be broken by rounding)
+    X = np.round(rng.normal(size=(120, 3)), 2)
+    y = np.digitize(X @ [1.0, 0.5, -0.7] + 0.3 * rng.normal(size=120), [-0.5, 0.5])
+    w = np.ones(120)
+    w[:30] = 2.0
+    weighted = BoostClassifier(n_estimators=10, max_leaves=8).fit(X, y, sample_weight=w)
+    duplicated = BoostClassifier(n_estimators=10, max_leaves=8).fit(np.vstack([X, X[:30]]), np.r_[y, y[:30]])
+    for a, b in zip(weighted.trees_, duplicated.trees_, strict=True):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.bin, b.bin)
+        np.testing.assert_array_equal(a.pair, b.pair)
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9)
+    np.testing.assert_allclose(weighted.predict_proba(X), duplicated.predict_proba(X), rtol=1e-9)
+
+
+def test_zero_weight_rows_do_not_count():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y_noisy = y.copy()
+    y_noisy[:50] = 1 - y_noisy[:50]
+    w = np.r_[np.zeros(50), np.ones(150)]
+    a = BoostClassifier(n_estimators=10, max_leaves=4).fit(X, y_noisy, sample_weight=w)
+    assert a.score(X[:50], y[:50]) > 0.9  # the flipped rows were ignored
+
+
+def test_pandas_feature_names():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"])
+    y = (df["a"] > 0).astype(int)
+    model = fit_small(df, y)
+    np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
+    assert model.n_features_in_ == 3
+    with pytest.warns(UserWarning):
+        model.predict(df.to_numpy())
+
+
+def test_wrong_number_of_features_at_predict(small_multiclass):
+    X, y = small_multiclass
+    model = fit_small(X, y, n_estimators=2)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :3])
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"algorithm": "xgboost"}, "algorithm='xgboost' is not known"),
+        ({"max_leaves": 1}, "max_leaves"),
+        ({"learning_rate": 0.0}, "learning_rate"),
+        ({"n_estimators": 0}, "n_estimators"),
+        ({"pair_rule": "eq31"}, "pair_rule"),
+        ({"max_bins": 70000}, "max_bins"),
+        ({"device": "tpu"}, "device"),
+    ],
+)
+def test_bad_parameters_get_clear_errors(small_multiclass, params, message):
+    X, y = small_multiclass
+    with pytest.raises(ValueError, match=message):
+        BoostClassifier(**params).fit(X, y)
+
+
+def test_cuda_is_a_clear_error_without_the_backend(small_multiclass):
+    X, y = small_multiclass
+    with pytest.raises(RuntimeError, match="device='cpu'"):
+        BoostClassifier(device="cuda").fit(X, y)
+
+
+def test_one_class_is_a_clear_error():
+    with pytest.raises(ValueError, match="single class"):
+        BoostClassifier().fit(np.ones((5, 2)), np.zeros(5))
+
+
+def test_bad_weights_are_clear_errors(small_multiclass):
+    X, y = small_multiclass
+    for w, message in [(-np.ones(len(y)), ">= 0"), (np.zeros(len(y)), "sums to 0"), (np.ones(3), "entries")]:
+        with pytest.raises(ValueError, match=message):
+            BoostClassifier(n_estimators=2).fit(X, y, sample_weight=w)
+
+
+def test_pair_rule_eq32_trains(small_multiclass):
+    X, y = small_multiclass
+    assert fit_small(X, y, pair_rule="eq32").score(X, y) > 0.8
+
+
+def test_import_touches_no_gpu_stack():
+    code = (
+        "import sys, gpuboost\n"
+        "bad = [m for m in ('cupy', 'numba.cuda', 'rmm') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
