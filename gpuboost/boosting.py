@@ -66,20 +66,21 @@ def boost(
     train_loss: list[float] = []
     eval_loss: list[list[float]] = [[] for _ in eval_sets]
     eval_error: list[list[int]] = [[] for _ in eval_sets]
-    initial_loss = backend.training_loss(F)
-    loss = initial_loss
+    initial_loss = loss = backend.set_scores(F)
     for iteration in range(n_estimators):
         if loss <= tol:
             break
-        backend.set_scores(F)
-        tree, leaf_segments, leaf_ids = grower.grow()
+        if hasattr(backend, "grow_tree"):  # a compiled backend grows the whole tree in one call
+            tree, leaf_segments, leaf_ids = backend.grow_tree(grower_params, bin_edge)
+        else:
+            tree, leaf_segments, leaf_ids = grower.grow()
         steps = learning_rate * tree.node_vectors(n_classes)
         backend.update_scores(F, leaf_segments, steps[leaf_ids])
         trees.append(tree)
-        loss = backend.training_loss(F)
+        loss = backend.set_scores(F)  # the next tree's probabilities, and this loss
         train_loss.append(loss)
         for k, e in enumerate(eval_sets):
-            eval_F[k] += steps[tree.apply(e.codes, missing_code)]
+            eval_F[k] += steps[backend.tree_leaves(tree, e.codes, missing_code)]
             eval_loss[k].append(multiclass_loss(eval_F[k], e.y, e.weight))
             eval_error[k].append(int(np.count_nonzero(np.argmax(eval_F[k], axis=1) != e.y)))
         if verbose and ((iteration + 1) % max(1, int(verbose)) == 0 or loss <= tol):

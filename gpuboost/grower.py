@@ -24,7 +24,7 @@ from . import losses
 from .backends.base import COUNT, GRAD, HESS, Backend
 from .tree import Tree
 
-__all__ = ["TreeGrower", "GrowerParams"]
+__all__ = ["TreeGrower", "GrowerParams", "make_tree"]
 
 
 @dataclass(frozen=True)
@@ -123,32 +123,39 @@ class TreeGrower:
     def _finish(self):
         nodes = self.nodes
         n = len(nodes)
-        internal = [j for j, node in enumerate(nodes) if node.children is not None]
         feature = np.full(n, -1, np.int32)
         bin_ = np.full(n, -1, np.int32)
-        threshold = np.full(n, np.nan)
         missing_left = np.zeros(n, bool)
         left = np.full(n, -1, np.int32)
         right = np.full(n, -1, np.int32)
         gain = np.zeros(n)
-        for j in internal:
-            g, f, b, ml = nodes[j].split
-            feature[j], bin_[j], missing_left[j], gain[j] = f, b, ml, g
-            threshold[j] = self.bin_edge(f, b)
-            left[j], right[j] = nodes[j].children
-        sums = np.array([node.sums for node in nodes])
-        tree = Tree(
-            feature=feature,
-            bin=bin_,
-            threshold=threshold,
-            missing_left=missing_left,
-            left=left,
-            right=right,
-            pair=np.array([node.pair for node in nodes], dtype=np.int32),
-            value=losses.node_value(sums[:, GRAD], sums[:, HESS], self.params.leaf_clip),
-            n_samples=sums[:, COUNT].astype(np.int64),
-            gain=gain,
-        )
+        for j, node in enumerate(nodes):
+            if node.children is not None:
+                gain[j], feature[j], bin_[j], missing_left[j] = node.split
+                left[j], right[j] = node.children
+        tree = make_tree(feature, bin_, missing_left, left, right,
+                         np.array([node.pair for node in nodes]), np.array([node.sums for node in nodes]),
+                         gain, self.bin_edge, self.params.leaf_clip)
         leaf_ids = np.flatnonzero(tree.is_leaf)
         segments = np.array([[nodes[j].start, nodes[j].stop] for j in leaf_ids], dtype=np.int64)
         return tree, segments, leaf_ids
+
+
+def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, leaf_clip) -> Tree:
+    """A Tree from per-node arrays (sums: (n_nodes, 3) channel totals); values by eq (27)."""
+    feature = np.asarray(feature, np.int32)
+    threshold = np.full(feature.shape[0], np.nan)
+    for j in np.flatnonzero(feature >= 0):
+        threshold[j] = bin_edge(int(feature[j]), int(bin_[j]))
+    return Tree(
+        feature=feature,
+        bin=np.asarray(bin_, np.int32),
+        threshold=threshold,
+        missing_left=np.asarray(missing_left, bool),
+        left=np.asarray(left, np.int32),
+        right=np.asarray(right, np.int32),
+        pair=np.asarray(pair, np.int32),
+        value=losses.node_value(sums[:, GRAD], sums[:, HESS], leaf_clip),
+        n_samples=sums[:, COUNT].astype(np.int64),
+        gain=np.asarray(gain, np.float64),
+    )

@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "softmax",
+    "softmax_with_loss",
     "multiclass_loss",
     "gradient",
     "class_pair",
@@ -31,14 +32,35 @@ PAIR_RULES = ("eq33", "eq32")
 
 
 def _scaled_exponentials(F: np.ndarray):
-    """exp(F - rowmax), the row argmax, and sum of the non-maximal exponentials (float64)."""
+    """exp(F - rowmax), the row argmax, and the sum of the non-maximal exponentials.
+
+    The sum runs in class order (a cumulative sum, not NumPy's pairwise sum), which is the
+    order the compiled backends use too.
+    """
     top = np.argmax(F, axis=1)
     rows = np.arange(F.shape[0])
     e = np.exp(F - F[rows, top][:, None])
     e[rows, top] = 0.0
-    rest = e.sum(axis=1)  # sum over k != argmax, free of the leading 1
+    rest = np.cumsum(e, axis=1)[:, -1]  # sum over k != argmax, free of the leading 1
     e[rows, top] = 1.0
     return e, top, rest
+
+
+def softmax_with_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None):
+    """``softmax(F)`` and ``multiclass_loss(F, y, sample_weight)`` from one set of exponentials."""
+    F = np.asarray(F, dtype=np.float64)
+    e, top, rest = _scaled_exponentials(F)
+    rows = np.arange(F.shape[0])
+    norm = 1.0 + rest
+    p = e / norm[:, None]
+    pc = 1.0 - p
+    pc[rows, top] = rest / norm
+    # log(sum exp) - F_y = (max - F_y) + log1p(sum of the other exponentials): the per-sample
+    # loss keeps its digits down to 1e-300 instead of rounding to 0 below 1e-16
+    per_sample = (F[rows, top] - F[rows, y]) + np.log1p(rest)
+    if sample_weight is not None:
+        per_sample = per_sample * sample_weight
+    return p, pc, float(per_sample.sum())
 
 
 def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,27 +77,14 @@ def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pc : ndarray of shape (n_samples, n_classes), float64
         ``1 - p_ik``, accurate also where ``p_ik`` rounds to 1.
     """
-    e, top, rest = _scaled_exponentials(np.asarray(F, dtype=np.float64))
-    norm = 1.0 + rest
-    p = e / norm[:, None]
-    pc = 1.0 - p
-    pc[np.arange(F.shape[0]), top] = rest / norm
+    F = np.asarray(F, dtype=np.float64)
+    p, pc, _ = softmax_with_loss(F, np.zeros(F.shape[0], dtype=np.intp))
     return p, pc
 
 
 def multiclass_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-    """Training loss ``sum_i w_i (-log p_{i,y_i})``, computed as logsumexp(F_i) - F_{i,y_i}.
-
-    ``log(sum exp)`` is split as ``(max - F_y) + log1p(sum of the other exponentials)``, so the
-    per-sample loss keeps its digits down to 1e-300 instead of rounding to 0 below 1e-16.
-    """
-    F = np.asarray(F, dtype=np.float64)
-    e, top, rest = _scaled_exponentials(F)
-    rows = np.arange(F.shape[0])
-    per_sample = (F[rows, top] - F[rows, y]) + np.log1p(rest)
-    if sample_weight is not None:
-        per_sample = per_sample * sample_weight
-    return float(per_sample.sum())
+    """Training loss ``sum_i w_i (-log p_{i,y_i})``, computed as logsumexp(F_i) - F_{i,y_i}."""
+    return softmax_with_loss(F, y, sample_weight)[2]
 
 
 def gradient(p: np.ndarray, pc: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -12,12 +12,11 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._device import resolve_device
-from .backends.numpy import NumpyBackend
+from .backends import backend_class
 from .binning import BinMapper
 from .boosting import EvalSet, boost
 from .grower import GrowerParams
 from .losses import PAIR_RULES, softmax
-from .tree import apply_trees
 
 __all__ = ["BoostClassifier", "ALGORITHMS"]
 
@@ -196,7 +195,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         codes = self._bin_mapper.transform(X)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in (eval_set or [])]
 
-        backend = NumpyBackend(
+        backend = backend_class(device)(
             codes, y_codes, weight, n_classes,
             n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
         )
@@ -258,14 +257,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Scores F, shape (n_samples, n_classes), float64; each row sums to ~0."""
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
-        apply_trees(F, self.trees_, codes, self._bin_mapper.missing_bin, float(self.learning_rate))
+        backend_class(self.device_).add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin,
+                                              float(self.learning_rate))
         return F
 
     def _staged_scores(self, X):
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
+        backend = backend_class(self.device_)
         for tree in self.trees_:
-            apply_trees(F, [tree], codes, self._bin_mapper.missing_bin, float(self.learning_rate))
+            backend.add_trees(F, [tree], codes, self._bin_mapper.missing_bin, float(self.learning_rate))
             yield F.copy()
 
     def _as_decision(self, F: np.ndarray) -> np.ndarray:

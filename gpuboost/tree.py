@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-__all__ = ["Tree", "apply_trees"]
+__all__ = ["Tree"]
 
 
 @dataclass
@@ -79,15 +79,3 @@ class Tree:
                   "left": np.int32, "right": np.int32, "pair": np.int32, "value": np.float64,
                   "n_samples": np.int64, "gain": np.float64}
         return cls(**{name: np.asarray(data[name], dtype=dt) for name, dt in dtypes.items()})
-
-
-def apply_trees(F: np.ndarray, trees, codes: np.ndarray, missing_code: int, learning_rate: float) -> None:
-    """Add ``learning_rate * node vector`` of the leaf of every row, tree by tree, to F in place.
-
-    The order of operations is the training loop's, so the scores of the training rows are
-    reproduced bit for bit.
-    """
-    n_classes = F.shape[1]
-    for tree in trees:
-        step = learning_rate * tree.node_vectors(n_classes)
-        F += step[tree.apply(codes, missing_code)]

@@ -75,12 +75,9 @@ class Backend(ABC):
         """
 
     @abstractmethod
-    def set_scores(self, F: np.ndarray) -> None:
-        """Compute the probabilities of this iteration from F, shape (n_samples, n_classes)."""
-
-    @abstractmethod
-    def training_loss(self, F: np.ndarray) -> float:
-        """``sum_i w_i (-log p_{i,y_i})``, computed stably."""
+    def set_scores(self, F: np.ndarray) -> float:
+        """Compute this iteration's probabilities from F (n_samples, n_classes); return the
+        training loss ``sum_i w_i (-log p_{i,y_i})`` of F, computed stably."""
 
     @abstractmethod
     def reset_partition(self) -> None:
@@ -108,6 +105,23 @@ class Backend(ABC):
     @abstractmethod
     def partition(self, segment: tuple[int, int], feature: int, bin: int, missing_left: bool) -> int:
         """Stably partition a node's rows into [left | right]; return the number of left rows."""
+
+    @staticmethod
+    def tree_leaves(tree, codes: np.ndarray, missing_code: int) -> np.ndarray:
+        """Leaf id of every row of ``codes`` (binned by the model's BinMapper) in ``tree``."""
+        return tree.apply(codes, missing_code)
+
+    @classmethod
+    def add_trees(cls, F: np.ndarray, trees, codes: np.ndarray, missing_code: int, learning_rate: float) -> None:
+        """Add ``learning_rate * leaf vector`` of every tree to F in place, tree by tree.
+
+        The order of operations is the training loop's, so the scores of the training rows are
+        reproduced bit for bit.
+        """
+        n_classes = F.shape[1]
+        for tree in trees:
+            step = learning_rate * tree.node_vectors(n_classes)
+            F += step[cls.tree_leaves(tree, codes, missing_code)]
 
     @abstractmethod
     def update_scores(self, F: np.ndarray, segments: np.ndarray, deltas: np.ndarray) -> None:

@@ -108,10 +108,8 @@ class NumpyBackend(Backend):
 
     # -- per-iteration state -------------------------------------------------------------
     def set_scores(self, F):
-        self.p, self.pc = losses.softmax(F)
-
-    def training_loss(self, F):
-        return losses.multiclass_loss(F, self.y, self.weight)
+        self.p, self.pc, loss = losses.softmax_with_loss(F, self.y, self.weight)
+        return loss
 
     def reset_partition(self):
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
@@ -135,7 +133,10 @@ class NumpyBackend(Backend):
                 g, hd, p_w = g * w[:, None], hd * w[:, None], p * w[:, None]
             else:
                 p_w = p
-            pairs[j] = losses.class_pair(g.sum(axis=0), hd.sum(axis=0), lambda r: p_w[:, r] @ p, rule)
+            # column sums, not a matrix product: BLAS may sum each column in another order,
+            # which would break exact ties between classes at random
+            pairs[j] = losses.class_pair(g.sum(axis=0), hd.sum(axis=0),
+                                         lambda r: (p_w[:, r, None] * p).sum(axis=0), rule)
         return pairs
 
     def _channels(self, idx, pair):

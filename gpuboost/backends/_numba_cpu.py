@@ -1,0 +1,354 @@
+"""numba kernels of the compiled CPU backend (``cpu.py``): the stages, and a whole tree.
+
+Each stage is the NumPy reference's formula written as loops, so that the tests can hold
+every kernel to its NumPy twin; ``grow_tree`` composes them and runs the grower's best-first
+logic for a whole tree in one compiled call (Python overhead per node would otherwise
+dominate small data).
+
+Arithmetic notes. Sums are float64 and sequential in row order within a node, so the result
+does not depend on the number of threads. Histograms are laid out like the reference's:
+``hist[feature, code, channel]``, the missing code last, channels (w g, w h, count).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# Channels, as in base.py
+GRAD, HESS, COUNT = 0, 1, 2
+
+
+@njit(cache=True)
+def softmax_from_exponentials(F, E, y, w, weighted, p, pc):
+    """p = softmax(F) and pc = 1 - p (see losses.softmax_with_loss); returns the loss.
+
+    E holds exp(F - rowmax), computed by NumPy's vectorised exp (several times faster than a
+    scalar exp here, and the same values as the reference's).
+    """
+    n, K = F.shape
+    total = 0.0
+    for i in range(n):
+        top = 0
+        for k in range(1, K):
+            if F[i, k] > F[i, top]:
+                top = k
+        rest = 0.0
+        for k in range(K):
+            if k != top:
+                rest += E[i, k]
+        norm = 1.0 + rest
+        for k in range(K):
+            p[i, k] = E[i, k] / norm
+            pc[i, k] = 1.0 - p[i, k]
+        p[i, top] = 1.0 / norm
+        pc[i, top] = rest / norm
+        loss = (F[i, top] - F[i, y[i]]) + np.log1p(rest)
+        total += loss * w[i] if weighted else loss
+    return total
+
+
+@njit(cache=True)
+def _argmax_first(values):
+    best = 0
+    for k in range(1, values.shape[0]):
+        if values[k] > values[best]:
+            best = k
+    return best
+
+
+@njit(cache=True)
+def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C):
+    """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
+
+    G, Hd, C are scratch arrays of length K.
+    """
+    K = p.shape[1]
+    G[:] = 0.0
+    Hd[:] = 0.0
+    for j in range(start, stop):
+        i = rows[j]
+        wi = w[i] if weighted else 1.0
+        for k in range(K):
+            g = -pc[i, k] if y[i] == k else p[i, k]
+            G[k] += wi * g
+            Hd[k] += wi * (p[i, k] * pc[i, k])
+    r = 0
+    for k in range(1, K):
+        if -G[k] > -G[r]:
+            r = k
+    score = C  # reuse the scratch: C_rk first, then the score
+    if rule_eq32:
+        for k in range(K):
+            score[k] = G[k]
+    else:
+        C[:] = 0.0
+        for j in range(start, stop):
+            i = rows[j]
+            pr = (w[i] if weighted else 1.0) * p[i, r]
+            for k in range(K):
+                C[k] += pr * p[i, k]
+        for k in range(K):
+            den = Hd[r] + Hd[k] + 2.0 * C[k]
+            if den == 0.0:
+                den = 1.0
+            diff = G[r] - G[k]
+            score[k] = diff * diff / den
+    score[r] = -np.inf
+    return r, _argmax_first(score)
+
+
+@njit(cache=True)
+def _pair_stat(i, r, s, p, pc, y):
+    """Eqs (25), (26) for row i."""
+    p_r = p[i, r]
+    p_s = p[i, s]
+    g_r = -pc[i, r] if y[i] == r else p_r
+    g_s = -pc[i, s] if y[i] == s else p_s
+    h = p_r * pc[i, r] + p_s * pc[i, s] + 2.0 * p_r * p_s
+    return g_r - g_s, h
+
+
+@njit(cache=True)
+def node_sums(rows, start, stop, r, s, p, pc, y, w, weighted, out):
+    """out[:] = (sum w g, sum w h, count) of the node under the pair (r, s)."""
+    G = 0.0
+    H = 0.0
+    for j in range(start, stop):
+        i = rows[j]
+        g, h = _pair_stat(i, r, s, p, pc, y)
+        if weighted:
+            g *= w[i]
+            h *= w[i]
+        G += g
+        H += h
+    out[GRAD] = G
+    out[HESS] = H
+    out[COUNT] = stop - start
+
+
+@njit(cache=True)
+def node_histogram(rows, start, stop, r, s, codes, p, pc, y, w, weighted, hist):
+    """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code."""
+    hist[:] = 0.0
+    D = codes.shape[1]
+    for j in range(start, stop):
+        i = rows[j]
+        g, h = _pair_stat(i, r, s, p, pc, y)
+        if weighted:
+            g *= w[i]
+            h *= w[i]
+        for f in range(D):
+            c = codes[i, f]
+            hist[f, c, GRAD] += g
+            hist[f, c, HESS] += h
+            hist[f, c, COUNT] += 1.0
+
+
+@njit(cache=True)
+def _hguard(H):
+    return 1.0 if H == 0.0 else H
+
+
+@njit(cache=True)
+def _gain(GL, HL, GR, HR, parent):
+    return GL * GL / (2.0 * _hguard(HL)) + GR * GR / (2.0 * _hguard(HR)) - parent
+
+
+@njit(cache=True)
+def best_split(hist, min_samples_leaf, sums, prefix, suffix):
+    """Best split of one node by eq (30), as backends.numpy.best_splits does it.
+
+    Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
+    shape (n_codes, 3). Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    """
+    D, W, _ = hist.shape
+    nb = W - 1  # value bins; code nb holds the missing values
+    for c in range(3):
+        t = 0.0
+        for b in range(W):
+            t += hist[0, b, c]
+        sums[c] = t
+    G = sums[GRAD]
+    H = sums[HESS]
+    n = sums[COUNT]
+    parent = G * G / (2.0 * _hguard(H))
+    has_missing = hist[0, nb, COUNT] > 0
+    best_gain = -np.inf
+    best_f = 0
+    best_b = 0
+    best_dir = 0
+    for f in range(D):
+        for c in range(3):
+            acc = 0.0
+            for b in range(nb):
+                acc += hist[f, b, c]
+                prefix[b, c] = acc
+            acc = 0.0
+            suffix[nb - 1, c] = 0.0
+            for b in range(nb - 1, 0, -1):
+                acc += hist[f, b, c]
+                suffix[b - 1, c] = acc
+        mg = hist[f, nb, GRAD]
+        mh = hist[f, nb, HESS]
+        mc = hist[f, nb, COUNT]
+        for b in range(nb):
+            # missing values right
+            lc = prefix[b, COUNT]
+            rc = suffix[b, COUNT] + mc
+            if lc >= min_samples_leaf and rc >= min_samples_leaf:
+                gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh, parent)
+                if gain > best_gain:
+                    best_gain, best_f, best_b, best_dir = gain, f, b, 0
+            # missing values left
+            if has_missing:
+                lc = prefix[b, COUNT] + mc
+                rc = suffix[b, COUNT]
+                if lc >= min_samples_leaf and rc >= min_samples_leaf:
+                    gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS], parent)
+                    if gain > best_gain:
+                        best_gain, best_f, best_b, best_dir = gain, f, b, 1
+    if has_missing:
+        missing_left = best_dir == 1
+    else:
+        left_rows = 0.0
+        for b in range(best_b + 1):
+            left_rows += hist[best_f, b, COUNT]
+        missing_left = left_rows >= n - left_rows
+    return best_gain, best_f, best_b, missing_left
+
+
+@njit(cache=True)
+def partition(rows, start, stop, codes, feature, bin_, missing_left, missing_code, scratch):
+    """Stable partition of rows[start:stop] into [left | right]; returns the left count."""
+    n_left = 0
+    n_right = 0
+    for j in range(start, stop):
+        i = rows[j]
+        c = codes[i, feature]
+        left = missing_left if c == missing_code else c <= bin_
+        if left:
+            rows[start + n_left] = i
+            n_left += 1
+        else:
+            scratch[n_right] = i
+            n_right += 1
+    for k in range(n_right):
+        rows[start + n_left + k] = scratch[k]
+    return n_left
+
+
+@njit(cache=True)
+def update_scores(F, rows, seg_start, seg_stop, deltas):
+    """F[rows of leaf j] += deltas[j] for each leaf segment."""
+    K = F.shape[1]
+    for j in range(seg_start.shape[0]):
+        for q in range(seg_start[j], seg_stop[j]):
+            i = rows[q]
+            for k in range(K):
+                F[i, k] += deltas[j, k]
+
+
+@njit(cache=True)
+def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_samples_leaf,
+              rule_eq32, leaf_clip):
+    """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
+
+    Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
+    node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
+    """
+    N, D = codes.shape
+    K = p.shape[1]
+    missing_code = n_codes - 1
+    max_nodes = 2 * max_leaves - 1
+    start = np.zeros(max_nodes, np.int64)
+    stop = np.zeros(max_nodes, np.int64)
+    pair = np.zeros((max_nodes, 2), np.int64)
+    sums = np.zeros((max_nodes, 3))
+    gain = np.full(max_nodes, -np.inf)
+    feature = np.full(max_nodes, -1, np.int64)
+    bin_ = np.full(max_nodes, -1, np.int64)
+    missing_left = np.zeros(max_nodes, np.bool_)
+    left = np.full(max_nodes, -1, np.int64)
+    right = np.full(max_nodes, -1, np.int64)
+    split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
+
+    hist = np.empty((D, n_codes, 3))
+    prefix = np.empty((n_codes, 3))
+    suffix = np.empty((n_codes, 3))
+    G = np.empty(K)
+    Hd = np.empty(K)
+    C = np.empty(K)
+    scratch = np.empty(N, rows.dtype)
+
+    for j in range(N):
+        rows[j] = j
+    start[0] = 0
+    stop[0] = N
+    n_nodes = 1
+    n_leaves = 1
+    # evaluate the root
+    todo_first = 0
+    todo_last = 1
+    while True:
+        can_grow = n_leaves < max_leaves
+        for node in range(todo_first, todo_last):
+            r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C)
+            pair[node, 0] = r
+            pair[node, 1] = s
+            if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
+                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, hist)
+                g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix)
+                if g > 0.0:
+                    split_gain[node] = g
+                    feature[node] = f
+                    bin_[node] = b
+                    missing_left[node] = ml
+            else:
+                node_sums(rows, start[node], stop[node], r, s, p, pc, y, w, weighted, sums[node])
+        if n_leaves >= max_leaves:
+            break
+        # the open leaf with the largest gain; ties: the lowest node id
+        best = -1
+        for node in range(n_nodes):
+            if split_gain[node] > 0.0 and (best < 0 or split_gain[node] > split_gain[best]):
+                best = node
+        if best < 0:
+            break
+        gain[best] = split_gain[best]
+        split_gain[best] = -np.inf
+        n_left = partition(rows, start[best], stop[best], codes, feature[best], bin_[best],
+                           missing_left[best], missing_code, scratch)
+        lo = n_nodes
+        start[lo] = start[best]
+        stop[lo] = start[best] + n_left
+        start[lo + 1] = start[best] + n_left
+        stop[lo + 1] = stop[best]
+        left[best] = lo
+        right[best] = lo + 1
+        n_nodes += 2
+        n_leaves += 1
+        todo_first = lo
+        todo_last = lo + 2
+    # nodes that stayed leaves carry no split
+    for node in range(n_nodes):
+        if left[node] < 0:
+            feature[node] = -1
+            bin_[node] = -1
+            missing_left[node] = False
+            gain[node] = 0.0
+    return (n_nodes, start[:n_nodes], stop[:n_nodes], pair[:n_nodes], sums[:n_nodes],
+            gain[:n_nodes], feature[:n_nodes], bin_[:n_nodes], missing_left[:n_nodes],
+            left[:n_nodes], right[:n_nodes])
+
+
+@njit(cache=True)
+def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, out):
+    """out[i] = leaf id of row i."""
+    for i in range(codes.shape[0]):
+        node = 0
+        while feature[node] >= 0:
+            c = codes[i, feature[node]]
+            go_left = missing_left[node] if c == missing_code else c <= bin_[node]
+            node = left[node] if go_left else right[node]
+        out[i] = node

@@ -1,0 +1,98 @@
+"""The compiled (numba) CPU backend against its NumPy twin, stage by stage and tree by tree."""
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.cpu import CpuBackend
+from gpuboost.backends.numpy import NumpyBackend
+from gpuboost.grower import GrowerParams, TreeGrower
+
+CASES = [
+    # (seed, n_rows, n_features, n_classes, n_bins, weighted, missing fraction, code dtype)
+    (0, 200, 4, 3, 10, False, 0.0, np.uint8),
+    (1, 300, 3, 5, 40, True, 0.1, np.uint8),
+    (2, 150, 5, 2, 2, False, 0.2, np.uint8),
+    (3, 400, 2, 30, 300, True, 0.05, np.uint16),
+    (4, 1, 3, 4, 5, False, 0.0, np.uint8),  # one row
+    (5, 100, 3, 4, 1, False, 0.3, np.uint8),  # every row in one value bin
+]
+
+
+def pair_of_backends(seed, n, d, k, n_bins, weighted, missing, dtype):
+    rng = np.random.default_rng(seed)
+    missing_code = 255 if dtype == np.uint8 else 65535
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(dtype)
+    codes[rng.random((n, d)) < missing] = missing_code
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    F = rng.normal(scale=2.0, size=(n, k))
+    backends = [cls(codes, y, w, k, n_bins=n_bins, missing_code=missing_code) for cls in (NumpyBackend, CpuBackend)]
+    losses = [b.set_scores(F) for b in backends]
+    return backends, F, losses, codes, missing_code
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_stages_agree(case):
+    (ref, fast), F, losses, codes, missing_code = pair_of_backends(*case)
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-13)
+    np.testing.assert_array_equal(ref.p, fast.p)
+    np.testing.assert_array_equal(ref.pc, fast.pc)
+    n = codes.shape[0]
+    segments = np.array([[0, n], [0, n // 2], [n // 2, n], [0, 0]])
+    for rule in ("eq33", "eq32"):
+        np.testing.assert_array_equal(ref.select_pairs(segments, rule), fast.select_pairs(segments, rule))
+    pairs = ref.select_pairs(segments, "eq33")
+    np.testing.assert_allclose(ref.node_sums(segments, pairs), fast.node_sums(segments, pairs), rtol=1e-12, atol=1e-300)
+    hists_ref, hists_fast = ref.histograms(segments, pairs), fast.histograms(segments, pairs)
+    np.testing.assert_allclose(hists_ref, hists_fast, rtol=1e-12, atol=1e-300)
+    for msl in (1, 3):
+        a, b = ref.find_splits(hists_ref, msl), fast.find_splits(hists_ref, msl)
+        np.testing.assert_array_equal(a.gain, b.gain)
+        valid = np.isfinite(a.gain)
+        for name in ("feature", "bin", "missing_left"):
+            np.testing.assert_array_equal(getattr(a, name)[valid], getattr(b, name)[valid])
+        np.testing.assert_array_equal(a.sums, b.sums)
+    if n > 1:
+        f, bin_ = 0, 0
+        assert ref.partition((0, n), f, bin_, True) == fast.partition((0, n), f, bin_, True)
+        np.testing.assert_array_equal(ref.rows, fast.rows)
+        deltas = np.arange(2 * F.shape[1], dtype=float).reshape(2, -1)
+        Fa, Fb = F.copy(), F.copy()
+        ref.update_scores(Fa, np.array([[0, n // 3], [n // 3, n]]), deltas)
+        fast.update_scores(Fb, np.array([[0, n // 3], [n // 3, n]]), deltas)
+        np.testing.assert_array_equal(Fa, Fb)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("params", [GrowerParams(), GrowerParams(max_leaves=5, min_samples_leaf=4, pair_rule="eq32")])
+def test_whole_tree_matches_the_python_grower(case, params):
+    (ref, fast), F, _, codes, missing_code = pair_of_backends(*case)
+    edge = lambda f, b: float(b)  # noqa: E731
+    a, seg_a, leaves_a = TreeGrower(ref, params, edge, codes.shape[0]).grow()
+    b, seg_b, leaves_b = fast.grow_tree(params, edge)
+    for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_allclose(a.gain, b.gain, rtol=1e-12)
+    np.testing.assert_array_equal(seg_a, seg_b)
+    np.testing.assert_array_equal(leaves_a, leaves_b)
+    np.testing.assert_array_equal(ref.rows, fast.rows)
+    # prediction of the grown tree: compiled and NumPy walks agree, and match the partition
+    np.testing.assert_array_equal(CpuBackend.tree_leaves(b, codes, missing_code), b.apply(codes, missing_code))
+    leaf_of_row = b.apply(codes, missing_code)
+    for (start, stop), leaf in zip(seg_b, leaves_b):
+        assert np.all(leaf_of_row[fast.rows[start:stop]] == leaf)
+
+
+def test_converged_probabilities_keep_their_digits():
+    # rows at the papers' stopping regime: 1 - p_y ~ 1e-25
+    codes = np.zeros((4, 1), np.uint8)
+    y = np.array([0, 1, 2, 0])
+    F = np.full((4, 3), -30.0)
+    F[np.arange(4), y] = 30.0
+    ref = NumpyBackend(codes, y, None, 3, n_bins=1, missing_code=255)
+    fast = CpuBackend(codes, y, None, 3, n_bins=1, missing_code=255)
+    assert ref.set_scores(F) == pytest.approx(fast.set_scores(F), rel=1e-14)
+    assert 0 < fast.set_scores(F) < 1e-20
+    np.testing.assert_array_equal(ref.pc, fast.pc)
+    assert np.all(fast.pc[np.arange(4), y] > 0)
