@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-import time
+import os
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -53,6 +53,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where to train. This version has the CPU backend only: "auto" picks it, "cuda" is an
         error.
+    n_jobs : int or None, default=None
+        CPU threads: None means every available core, negative values count back from it
+        (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
+        every sum runs in the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
         Accepted for API compatibility; AOSO-LogitBoost as implemented here uses no
         randomness (no row or feature sampling), so the model does not depend on it.
@@ -89,6 +93,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         leaf_clip: float = 5.0,
         tol: float = 1e-16,
         device: str = "auto",
+        n_jobs: int | None = None,
         random_state=None,
         verbose: int = 0,
     ):
@@ -102,6 +107,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.leaf_clip = leaf_clip
         self.tol = tol
         self.device = device
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -137,6 +143,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if self.pair_rule not in PAIR_RULES:
             raise ValueError(f"pair_rule must be one of {PAIR_RULES}, got {self.pair_rule!r}.")
         resolve_device(self.device)
+        if self.n_jobs is not None and (
+            not isinstance(self.n_jobs, numbers.Integral) or isinstance(self.n_jobs, bool) or self.n_jobs == 0
+        ):
+            raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}.")
+
+    def _n_threads(self) -> int:
+        available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if self.n_jobs is None:
+            return available
+        return min(self.n_jobs, available) if self.n_jobs > 0 else max(1, available + 1 + self.n_jobs)
 
     def _check_X(self, X, reset: bool) -> np.ndarray:
         return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
@@ -198,6 +214,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         backend = backend_class(device)(
             codes, y_codes, weight, n_classes,
             n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
+            n_threads=self._n_threads(),
         )
         result = boost(
             backend,

@@ -96,3 +96,37 @@ def test_converged_probabilities_keep_their_digits():
     assert 0 < fast.set_scores(F) < 1e-20
     np.testing.assert_array_equal(ref.pc, fast.pc)
     assert np.all(fast.pc[np.arange(4), y] > 0)
+
+
+def test_parallel_histogram_is_the_sequential_one():
+    # large enough for the feature-parallel path (rows x features >= PARALLEL_CELLS)
+    from gpuboost.backends._numba_cpu import PARALLEL_CELLS
+
+    rng = np.random.default_rng(11)
+    n, d, k = 20000, 8, 5
+    assert n * d >= PARALLEL_CELLS
+    codes = rng.integers(0, 64, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = rng.integers(0, k, size=n)
+    F = rng.normal(size=(n, k))
+    ref = NumpyBackend(codes, y, None, k, n_bins=64, missing_code=255)
+    fast = CpuBackend(codes, y, None, k, n_bins=64, missing_code=255, n_threads=2)
+    ref.set_scores(F)
+    fast.set_scores(F)
+    segments, pairs = np.array([[0, n]]), np.array([[1, 3]])
+    np.testing.assert_array_equal(ref.histograms(segments, pairs), fast.histograms(segments, pairs))
+
+
+def test_thread_count_does_not_change_the_model(tmp_path):
+    from gpuboost import BoostClassifier
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(20000, 8))
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=20000), [-1, 0, 1])
+    files = []
+    for n_jobs in (1, 2):
+        path = tmp_path / f"model{n_jobs}.json"
+        BoostClassifier(n_estimators=6, max_leaves=8, n_jobs=n_jobs).fit(X, y).save_model(path)
+        files.append(path.read_text().replace(f'"n_jobs":{n_jobs}', '"n_jobs":null'))
+    assert '"n_jobs":null' in files[0]
+    assert files[0] == files[1]  # the same bytes, but for the parameter itself

@@ -128,21 +128,58 @@ def node_sums(rows, start, stop, r, s, p, pc, y, w, weighted, out):
 
 
 @njit(cache=True)
-def node_histogram(rows, start, stop, r, s, codes, p, pc, y, w, weighted, hist):
-    """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code."""
-    hist[:] = 0.0
-    D = codes.shape[1]
+def _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, gh):
+    """gh[j - start] = (w g, w h) of row rows[j] under the pair (r, s)."""
     for j in range(start, stop):
         i = rows[j]
         g, h = _pair_stat(i, r, s, p, pc, y)
         if weighted:
             g *= w[i]
             h *= w[i]
-        for f in range(D):
+        gh[j - start, 0] = g
+        gh[j - start, 1] = h
+
+
+@njit(cache=True)
+def _accumulate(rows, start, stop, codes, gh, hist, f_lo, f_hi):
+    for j in range(start, stop):
+        i = rows[j]
+        g = gh[j - start, 0]
+        h = gh[j - start, 1]
+        for f in range(f_lo, f_hi):
             c = codes[i, f]
             hist[f, c, GRAD] += g
             hist[f, c, HESS] += h
             hist[f, c, COUNT] += 1.0
+
+
+@njit(cache=True, parallel=True)
+def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
+    # Threads own disjoint feature blocks: every (feature, code) cell is still summed in row
+    # order, so the result is the sequential one, whatever the number of threads.
+    D = codes.shape[1]
+    for block in prange(n_blocks):
+        _accumulate(rows, start, stop, codes, gh, hist, block * D // n_blocks, (block + 1) * D // n_blocks)
+
+
+#: Below this many (row, feature) cells a node's histogram is built on one thread: starting
+#: the thread pool costs more than it saves.
+PARALLEL_CELLS = 1 << 17
+
+
+@njit(cache=True)
+def node_histogram(rows, start, stop, r, s, codes, p, pc, y, w, weighted, hist, gh, n_threads):
+    """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code.
+
+    gh is scratch of shape (>= stop - start, 2).
+    """
+    hist[:] = 0.0
+    D = codes.shape[1]
+    _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, gh)
+    if n_threads > 1 and (stop - start) * D >= PARALLEL_CELLS:
+        _accumulate_parallel(rows, start, stop, codes, gh, hist, min(n_threads, D))
+    else:
+        _accumulate(rows, start, stop, codes, gh, hist, 0, D)
 
 
 @njit(cache=True)
@@ -251,7 +288,7 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 
 @njit(cache=True)
 def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_samples_leaf,
-              rule_eq32, leaf_clip):
+              rule_eq32, n_threads):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
@@ -280,6 +317,7 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
     Hd = np.empty(K)
     C = np.empty(K)
     scratch = np.empty(N, rows.dtype)
+    gh = np.empty((N, 2))
 
     for j in range(N):
         rows[j] = j
@@ -297,7 +335,8 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
             pair[node, 0] = r
             pair[node, 1] = s
             if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
-                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, hist)
+                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, hist, gh,
+                               n_threads)
                 g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix)
                 if g > 0.0:
                     split_gain[node] = g

@@ -65,13 +65,15 @@ class Backend(ABC):
         n_classes: int,
         n_bins: int,
         missing_code: int,
+        n_threads: int = 1,
     ):
         """Take the binned training data.
 
         codes : (n_samples, n_features) uint8/uint16, value bins below ``n_bins`` and
         ``missing_code`` for missing values; y : (n_samples,) int labels 0..K-1;
         sample_weight : (n_samples,) float64 or None; n_bins : the number of value bins
-        in use (histograms are ``n_bins + 1`` wide, the missing values last).
+        in use (histograms are ``n_bins + 1`` wide, the missing values last); n_threads :
+        threads a backend may use (results must not depend on it).
         """
 
     @abstractmethod

@@ -9,6 +9,7 @@ paid once per machine.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
@@ -22,7 +23,7 @@ class CpuBackend(Backend):
 
     name = "cpu"
 
-    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code):
+    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1):
         codes = np.asarray(codes)
         self.codes = np.ascontiguousarray(np.where(codes == missing_code, n_bins, codes).astype(codes.dtype))
         self.y = np.ascontiguousarray(y, dtype=np.int64)
@@ -35,6 +36,8 @@ class CpuBackend(Backend):
         self.p = np.empty((n, self.n_classes))
         self.pc = np.empty((n, self.n_classes))
         self._scratch = np.empty(n, dtype=np.int64)
+        self._gh = np.empty((n, 2))
+        self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
         K = self.n_classes
         self._G, self._Hd, self._C = np.empty(K), np.empty(K), np.empty(K)
 
@@ -64,7 +67,7 @@ class CpuBackend(Backend):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
             kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.p, self.pc,
-                                   self.y, self.weight, self.weighted, hists[j])
+                                   self.y, self.weight, self.weighted, hists[j], self._gh, self.n_threads)
         return hists
 
     def find_splits(self, hists, min_samples_leaf):
@@ -97,11 +100,15 @@ class CpuBackend(Backend):
         """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower."""
         from ..grower import make_tree
 
-        (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
-            self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.rows, self.n_codes,
-            int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32",
-            float(params.leaf_clip),
-        )
+        previous = numba.get_num_threads()
+        numba.set_num_threads(self.n_threads)
+        try:
+            (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
+                self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.rows, self.n_codes,
+                int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
+            )
+        finally:
+            numba.set_num_threads(previous)
         tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip)
         leaf_ids = np.flatnonzero(tree.is_leaf)
         return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids

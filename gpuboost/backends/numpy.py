@@ -96,7 +96,7 @@ class NumpyBackend(Backend):
 
     name = "numpy"
 
-    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code):
+    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1):
         codes = np.asarray(codes)
         # Histograms are n_bins + 1 wide: the value bins in use, then the missing values.
         self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
