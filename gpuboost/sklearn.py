@@ -168,7 +168,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         encoder = LabelEncoder().fit(y)
         if len(encoder.classes_) < 2:
             raise ValueError(
-                f"y has a single class ({encoder.classes_[0]!r}); a classifier needs at least 2."
+                f"y has only 1 class ({encoder.classes_[0]}); a classifier needs at least 2 classes."
             )
         self.classes_ = encoder.classes_
         return encoder.transform(y).astype(np.intp)
@@ -182,7 +182,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError("sample_weight must be finite and >= 0.")
         if not w.sum() > 0:
-            raise ValueError("sample_weight sums to 0: at least one row needs a positive weight.")
+            raise ValueError("sample_weight is zero for every row (it sums to 0): at least one row needs a positive weight.")
         return w
 
     # -- fit -----------------------------------------------------------------------------
@@ -202,9 +202,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_params()
         device = resolve_device(self.device)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False, multi_output=True)
-        y_codes = self._encode_labels(y)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
         weight = self._check_weight(sample_weight, X.shape[0])
+        if weight is not None and np.any(weight == 0):
+            # a row of weight 0 contributes nothing: train exactly as if it were not there
+            # (it would still count towards min_samples_leaf and the bin edges otherwise)
+            X, y, weight = X[weight > 0], y[weight > 0], weight[weight > 0]
+        y_codes = self._encode_labels(y)
         n_classes = len(self.classes_)
 
         self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
@@ -317,7 +321,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Most probable class of each row (ties: the first class in ``classes_``)."""
-        return self.classes_[np.argmax(self._scores(X), axis=1)]
+        F = self._scores(X)
+        return self.classes_[np.argmax(F, axis=1)]
 
     def staged_predict(self, X):
         """Yield the predicted classes after each iteration."""
