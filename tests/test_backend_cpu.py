@@ -98,13 +98,13 @@ def test_converged_probabilities_keep_their_digits():
     assert np.all(fast.pc[np.arange(4), y] > 0)
 
 
-def test_parallel_histogram_is_the_sequential_one():
-    # large enough for the feature-parallel path (rows x features >= PARALLEL_CELLS)
+def test_parallel_sums_are_the_sequential_ones():
+    # large enough for the parallel paths (rows x features, rows x classes >= PARALLEL_CELLS)
     from gpuboost.backends._numba_cpu import PARALLEL_CELLS
 
     rng = np.random.default_rng(11)
-    n, d, k = 20000, 8, 5
-    assert n * d >= PARALLEL_CELLS
+    n, d, k = 20000, 8, 7
+    assert n * d >= PARALLEL_CELLS and n * k >= PARALLEL_CELLS
     codes = rng.integers(0, 64, size=(n, d)).astype(np.uint8)
     codes[rng.random((n, d)) < 0.05] = 255
     y = rng.integers(0, k, size=n)
@@ -115,6 +115,10 @@ def test_parallel_histogram_is_the_sequential_one():
     fast.set_scores(F)
     segments, pairs = np.array([[0, n]]), np.array([[1, 3]])
     np.testing.assert_array_equal(ref.histograms(segments, pairs), fast.histograms(segments, pairs))
+    for rule in ("eq33", "eq32"):
+        np.testing.assert_array_equal(ref.select_pairs(segments, rule), fast.select_pairs(segments, rule))
+    # the class sums behind the pair (left in the scratch array): row order, per class
+    np.testing.assert_array_equal(fast._G, np.where(np.arange(k) == y[:, None], -fast.pc, fast.p).sum(axis=0))
 
 
 def test_thread_count_does_not_change_the_model(tmp_path):

@@ -18,6 +18,10 @@ from numba import njit, prange
 # Channels, as in base.py
 GRAD, HESS, COUNT = 0, 1, 2
 
+#: Below this many (row, feature) or (row, class) cells a node's sums run on one thread:
+#: starting the thread pool costs more than it saves.
+PARALLEL_CELLS = 1 << 17
+
 
 @njit(cache=True)
 def softmax_from_exponentials(F, E, y, w, weighted, p, pc):
@@ -58,21 +62,55 @@ def _argmax_first(values):
 
 
 @njit(cache=True)
-def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C):
+def _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, k_lo, k_hi):
+    for j in range(start, stop):
+        i = rows[j]
+        wi = w[i] if weighted else 1.0
+        for k in range(k_lo, k_hi):
+            g = -pc[i, k] if y[i] == k else p[i, k]
+            G[k] += wi * g
+            Hd[k] += wi * (p[i, k] * pc[i, k])
+
+
+@njit(cache=True)
+def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
+    for j in range(start, stop):
+        i = rows[j]
+        pr = (w[i] if weighted else 1.0) * p[i, r]
+        for k in range(k_lo, k_hi):
+            C[k] += pr * p[i, k]
+
+
+@njit(cache=True, parallel=True)
+def _class_sums_parallel(rows, start, stop, p, pc, y, w, weighted, G, Hd, n_blocks):
+    # threads own disjoint class blocks: each class is still summed in row order
+    K = p.shape[1]
+    for block in prange(n_blocks):
+        _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, block * K // n_blocks, (block + 1) * K // n_blocks)
+
+
+@njit(cache=True, parallel=True)
+def _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks):
+    K = p.shape[1]
+    for block in prange(n_blocks):
+        _cross_sums(rows, start, stop, p, w, weighted, r, C, block * K // n_blocks, (block + 1) * K // n_blocks)
+
+
+@njit(cache=True)
+def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_threads):
     """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
 
     G, Hd, C are scratch arrays of length K.
     """
     K = p.shape[1]
+    parallel = n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS
+    n_blocks = min(n_threads, K)
     G[:] = 0.0
     Hd[:] = 0.0
-    for j in range(start, stop):
-        i = rows[j]
-        wi = w[i] if weighted else 1.0
-        for k in range(K):
-            g = -pc[i, k] if y[i] == k else p[i, k]
-            G[k] += wi * g
-            Hd[k] += wi * (p[i, k] * pc[i, k])
+    if parallel:
+        _class_sums_parallel(rows, start, stop, p, pc, y, w, weighted, G, Hd, n_blocks)
+    else:
+        _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, 0, K)
     r = 0
     for k in range(1, K):
         if -G[k] > -G[r]:
@@ -83,11 +121,10 @@ def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C):
             score[k] = G[k]
     else:
         C[:] = 0.0
-        for j in range(start, stop):
-            i = rows[j]
-            pr = (w[i] if weighted else 1.0) * p[i, r]
-            for k in range(K):
-                C[k] += pr * p[i, k]
+        if parallel:
+            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks)
+        else:
+            _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
         for k in range(K):
             den = Hd[r] + Hd[k] + 2.0 * C[k]
             if den == 0.0:
@@ -160,11 +197,6 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
     D = codes.shape[1]
     for block in prange(n_blocks):
         _accumulate(rows, start, stop, codes, gh, hist, block * D // n_blocks, (block + 1) * D // n_blocks)
-
-
-#: Below this many (row, feature) cells a node's histogram is built on one thread: starting
-#: the thread pool costs more than it saves.
-PARALLEL_CELLS = 1 << 17
 
 
 @njit(cache=True)
@@ -331,7 +363,7 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
     while True:
         can_grow = n_leaves < max_leaves
         for node in range(todo_first, todo_last):
-            r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C)
+            r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_threads)
             pair[node, 0] = r
             pair[node, 1] = s
             if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
