@@ -58,6 +58,7 @@ def _params(estimator) -> dict:
     # A RandomState instance has no JSON form; the fitted model does not depend on it.
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
+    params["callbacks"] = None  # code, not data: never saved
     return params
 
 

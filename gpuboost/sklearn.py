@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import numbers
 import os
 
@@ -62,6 +63,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         randomness (no row or feature sampling), so the model does not depend on it.
     verbose : int, default=0
         Print the training loss every ``verbose`` iterations (0: silent).
+    warm_start : bool, default=False
+        When fitted already, ``fit`` keeps the trees and adds iterations up to
+        ``n_estimators`` (on the same training data, with the same binning).
+    callbacks : list of gpuboost.callback.Callback, default=None
+        Hooks called before training, after every iteration (one may stop training) and after
+        training; ``gpuboost.callback.Checkpoint`` saves the model as it grows.
 
     Attributes
     ----------
@@ -96,6 +103,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         n_jobs: int | None = None,
         random_state=None,
         verbose: int = 0,
+        warm_start: bool = False,
+        callbacks: list | None = None,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -110,6 +119,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.callbacks = callbacks
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -186,7 +197,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return w
 
     # -- fit -----------------------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, eval_set=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, init_model=None):
         """Train on X (n_samples, n_features; NaN = missing) and labels y (n_samples,).
 
         Parameters
@@ -195,13 +206,21 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels of any type (ints, strings, ...).
         sample_weight : array-like of shape (n_samples,), default=None
-            Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row).
+            Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row);
+            rows of weight 0 are left out.
         eval_set : list of (X, y) pairs, default=None
             Monitored after every iteration (``eval_loss_``, ``eval_error_``); never used to
             choose anything.
+        init_model : str, path-like or fitted BoostClassifier, default=None
+            A model (or model file, such as a ``Checkpoint``) to continue: its trees are kept,
+            its binning reused, and training goes on to ``n_estimators`` iterations in all.
+            Train it on the same data: the continued run then builds exactly the trees an
+            uninterrupted run would. ``warm_start=True`` does the same with this estimator's
+            own fitted trees.
         """
         self._check_params()
         device = resolve_device(self.device)
+        init = self._initial_model(init_model)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
         weight = self._check_weight(sample_weight, X.shape[0])
         if weight is not None and np.any(weight == 0):
@@ -210,8 +229,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             X, y, weight = X[weight > 0], y[weight > 0], weight[weight > 0]
         y_codes = self._encode_labels(y)
         n_classes = len(self.classes_)
-
-        self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
+        if init is not None:
+            self._check_continuation(init, X.shape[1])
+            self._bin_mapper = init._bin_mapper
+        else:
+            self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
         codes = self._bin_mapper.transform(X)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in (eval_set or [])]
 
@@ -220,6 +242,24 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
             n_threads=self._n_threads(),
         )
+        callbacks = list(self.callbacks or [])
+        # the fitted state exists from the start, so that callbacks can save the model so far
+        self.device_ = device
+        self.trees_ = [] if init is None else list(init.trees_)
+        self.train_loss_ = [] if init is None else list(init.train_loss_)
+        self.initial_loss_ = backend.set_scores(np.zeros((X.shape[0], n_classes)))
+        self.eval_loss_, self.eval_error_ = [], []
+        for callback in callbacks:
+            callback.before_training(self)
+
+        def after_iteration(trees, train_loss, eval_loss, eval_error) -> bool:
+            self.trees_, self.train_loss_ = trees, train_loss
+            self.eval_loss_, self.eval_error_ = eval_loss, eval_error
+            stop = False
+            for callback in callbacks:  # every callback sees every iteration
+                stop = bool(callback.after_iteration(self, len(trees) - 1)) or stop
+            return stop
+
         result = boost(
             backend,
             n_rows=X.shape[0],
@@ -237,15 +277,51 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             missing_code=self._bin_mapper.missing_bin,
             eval_sets=eval_sets,
             verbose=self.verbose,
+            init_trees=self.trees_,
+            init_train_loss=self.train_loss_,
+            after_iteration=after_iteration if callbacks else None,
         )
-        self.device_ = device
         self.trees_ = result.trees
         self.train_loss_ = result.train_loss
         self.initial_loss_ = result.initial_loss
         self.eval_loss_ = result.eval_loss
         self.eval_error_ = result.eval_error
         self.fit_time_ = result.fit_time
+        for callback in callbacks:
+            callback.after_training(self)
         return self
+
+    def _initial_model(self, init_model):
+        """The fitted model a fit continues from, or None."""
+        if init_model is not None:
+            if isinstance(init_model, BoostClassifier):
+                check_is_fitted(init_model, "trees_")
+                return init_model
+            if isinstance(init_model, (str, os.PathLike)):
+                from .io import load_model
+
+                return load_model(init_model)
+            raise TypeError(
+                f"init_model must be a model file path or a fitted BoostClassifier, got {type(init_model).__name__}."
+            )
+        if self.warm_start and hasattr(self, "trees_"):
+            return copy.copy(self)
+        return None
+
+    def _check_continuation(self, init, n_features: int) -> None:
+        problems = []
+        if init.n_features_in_ != n_features:
+            problems.append(f"it has {init.n_features_in_} features, X has {n_features}")
+        if len(init.classes_) != len(self.classes_) or np.any(init.classes_ != self.classes_):
+            problems.append(f"its classes are {init.classes_.tolist()}, y has {self.classes_.tolist()}")
+        if init.learning_rate != self.learning_rate:
+            problems.append(f"its learning_rate is {init.learning_rate}, this estimator's {self.learning_rate}")
+        if init.algorithm != self.algorithm:
+            problems.append(f"its algorithm is {init.algorithm!r}, this estimator's {self.algorithm!r}")
+        if len(init.trees_) > self.n_estimators:
+            problems.append(f"it has {len(init.trees_)} iterations already, more than n_estimators={self.n_estimators}")
+        if problems:
+            raise ValueError("cannot continue training the given model: " + "; ".join(problems) + ".")
 
     def _eval_set(self, X, y) -> EvalSet:
         X = self._check_X(X, reset=False)

@@ -76,6 +76,19 @@ class Backend(ABC):
         threads a backend may use (results must not depend on it).
         """
 
+    # Every backend keeps the binned training data as ``codes`` (missing values remapped to
+    # ``n_codes - 1``) and its histogram width as ``n_codes``.
+    codes: np.ndarray
+    n_codes: int
+
+    def training_codes(self) -> np.ndarray:
+        """The training rows' codes, as ``tree_leaves`` takes them with ``missing_code``."""
+        return self.codes
+
+    @property
+    def missing_code(self) -> int:
+        return self.n_codes - 1
+
     @abstractmethod
     def set_scores(self, F: np.ndarray) -> float:
         """Compute this iteration's probabilities from F (n_samples, n_classes); return the

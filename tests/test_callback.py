@@ -1,0 +1,137 @@
+"""Callbacks, checkpoints, resuming a killed run, warm_start."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpuboost
+from gpuboost import BoostClassifier
+from conftest import REPO
+from gpuboost.callback import Callback, Checkpoint
+
+
+class Recorder(Callback):
+    def __init__(self, stop_after=None):
+        self.calls, self.stop_after = [], stop_after
+
+    def before_training(self, model):
+        self.calls.append(("before", len(model.trees_)))
+
+    def after_iteration(self, model, iteration):
+        self.calls.append(("after", iteration, len(model.trees_), len(model.train_loss_)))
+        return self.stop_after is not None and iteration + 1 >= self.stop_after
+
+    def after_training(self, model):
+        self.calls.append(("end", len(model.trees_)))
+
+
+def test_hooks_see_the_model_so_far_and_can_stop(small_multiclass):
+    X, y = small_multiclass
+    recorder = Recorder(stop_after=4)
+    model = BoostClassifier(n_estimators=10, max_leaves=4, callbacks=[recorder]).fit(X, y)
+    assert model.n_trees_ == 4
+    assert recorder.calls == [("before", 0)] + [("after", i, i + 1, i + 1) for i in range(4)] + [("end", 4)]
+
+
+def test_continuing_a_checkpoint_gives_the_same_model_bytes(small_multiclass, tmp_path):
+    X, y = small_multiclass
+    params = dict(n_estimators=30, max_leaves=6)
+    full = BoostClassifier(**params).fit(X, y)
+    full.save_model(tmp_path / "full.json")
+    checkpoint = tmp_path / "ckpt.json"
+    BoostClassifier(**params, callbacks=[Checkpoint(checkpoint, every=5), Recorder(stop_after=13)]).fit(X, y)
+    assert len(json.loads(checkpoint.read_text())["trees"]) == 13  # saved again at the end
+    resumed = BoostClassifier(**params).fit(X, y, init_model=checkpoint)
+    resumed.save_model(tmp_path / "resumed.json")
+    assert (tmp_path / "resumed.json").read_bytes() == (tmp_path / "full.json").read_bytes()
+
+
+def test_warm_start_adds_trees(small_multiclass):
+    X, y = small_multiclass
+    full = BoostClassifier(n_estimators=20, max_leaves=6).fit(X, y, eval_set=[(X, y)])
+    model = BoostClassifier(n_estimators=8, max_leaves=6, warm_start=True).fit(X, y)
+    model.set_params(n_estimators=20).fit(X, y, eval_set=[(X, y)])
+    assert model.n_trees_ == 20
+    np.testing.assert_array_equal(model.decision_function(X), full.decision_function(X))
+    np.testing.assert_array_equal(model.train_loss_, full.train_loss_)
+    np.testing.assert_array_equal(model.eval_error_[0], full.eval_error_[0])  # replayed history
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"learning_rate": 0.2}, "learning_rate"),
+        ({"n_estimators": 3}, "more than n_estimators"),
+    ],
+)
+def test_continuing_with_other_settings_is_refused(small_multiclass, change, message):
+    X, y = small_multiclass
+    init = BoostClassifier(n_estimators=5, max_leaves=4).fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        BoostClassifier(**({"max_leaves": 4, "n_estimators": 10} | change)).fit(X, y, init_model=init)
+
+
+def test_continuing_on_other_data_is_refused(small_multiclass):
+    X, y = small_multiclass
+    init = BoostClassifier(n_estimators=5, max_leaves=4).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        BoostClassifier(n_estimators=10).fit(X[:, :3], y, init_model=init)
+    with pytest.raises(ValueError, match="classes"):
+        BoostClassifier(n_estimators=10).fit(X, y + 1, init_model=init)
+
+
+def test_checkpoint_every_must_be_positive():
+    with pytest.raises(ValueError, match="every"):
+        Checkpoint("x.json", every=0)
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, signal, sys
+    import numpy as np
+    from gpuboost import BoostClassifier
+    from gpuboost.callback import Callback, Checkpoint
+
+    class Crash(Callback):
+        def after_iteration(self, model, iteration):
+            if iteration + 1 == int(sys.argv[3]):
+                os.kill(os.getpid(), signal.SIGKILL)  # no clean-up, as a crash or kill -9
+            return False
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=400), [-1, 0, 1])
+    mode, path = sys.argv[1], sys.argv[2]
+    params = dict(n_estimators=40, max_leaves=8)
+    if mode == "crash":
+        BoostClassifier(**params, callbacks=[Checkpoint(path, every=10), Crash()]).fit(X, y)
+    elif mode == "resume":
+        BoostClassifier(**params).fit(X, y, init_model=path).save_model(path + ".final")
+    else:
+        BoostClassifier(**params).fit(X, y).save_model(path)
+    """
+)
+
+
+def run(*args, **kwargs):
+    # the subprocess imports the gpuboost that this test session imports
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, *args], env=env, **kwargs)
+
+
+def test_a_killed_run_resumes_to_the_same_bytes(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    checkpoint, reference = str(tmp_path / "ckpt.json"), str(tmp_path / "reference.json")
+    crashed = run(str(script), "crash", checkpoint, "27", capture_output=True)
+    assert crashed.returncode == -9  # killed by SIGKILL at iteration 27
+    assert len(json.loads(open(checkpoint).read())["trees"]) == 20  # the last checkpoint
+    run(str(script), "resume", checkpoint, "0", check=True)
+    run(str(script), "full", reference, "0", check=True)
+    assert open(checkpoint + ".final", "rb").read() == open(reference, "rb").read()
+    assert gpuboost.load_model(reference).n_trees_ == 40
