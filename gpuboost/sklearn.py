@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import copy
-import numbers
 import os
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from . import _validation
 from ._device import resolve_device
 from .backends import backend_class
 from .binning import BinMapper
 from .boosting import EvalSet, boost
 from .grower import GrowerParams
-from .losses import PAIR_RULES, softmax
+from .losses import softmax
 
 __all__ = ["BoostClassifier", "ALGORITHMS"]
 
@@ -124,40 +122,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(
-                f"algorithm={self.algorithm!r} is not known; this version implements {ALGORITHMS}."
-            )
-
-        def integer(name, low, high=None):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low or (
-                high is not None and value > high
-            ):
-                bound = f">= {low}" if high is None else f"in [{low}, {high}]"
-                raise ValueError(f"{name} must be an integer {bound}, got {value!r}.")
-
-        def positive(name):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 or not np.isfinite(value):
-                raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
-
-        integer("n_estimators", 1)
-        integer("max_leaves", 2)
-        integer("max_bins", 2, 65535)
-        integer("min_samples_leaf", 1)
-        integer("verbose", 0)
-        positive("learning_rate")
-        positive("leaf_clip")
-        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
-            raise ValueError(f"tol must be a number >= 0, got {self.tol!r}.")
-        if self.pair_rule not in PAIR_RULES:
-            raise ValueError(f"pair_rule must be one of {PAIR_RULES}, got {self.pair_rule!r}.")
-        resolve_device(self.device)
-        if self.n_jobs is not None and (
-            not isinstance(self.n_jobs, numbers.Integral) or isinstance(self.n_jobs, bool) or self.n_jobs == 0
-        ):
-            raise ValueError(f"n_jobs must be None or a non-zero integer, got {self.n_jobs!r}.")
+        _validation.check_params(self, ALGORITHMS)
 
     def _n_threads(self) -> int:
         available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -166,35 +131,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return min(self.n_jobs, available) if self.n_jobs > 0 else max(1, available + 1 + self.n_jobs)
 
     def _check_X(self, X, reset: bool) -> np.ndarray:
-        return validate_data(self, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
-
-    def _encode_labels(self, y) -> np.ndarray:
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
-        check_classification_targets(y)
-        kind = type_of_target(y)
-        if kind not in ("binary", "multiclass"):
-            raise ValueError(f"y must hold one class label per row; got a target of type {kind!r}.")
-        encoder = LabelEncoder().fit(y)
-        if len(encoder.classes_) < 2:
-            raise ValueError(
-                f"y has only 1 class ({encoder.classes_[0]}); a classifier needs at least 2 classes."
-            )
-        self.classes_ = encoder.classes_
-        return encoder.transform(y).astype(np.intp)
-
-    def _check_weight(self, sample_weight, n_rows: int):
-        if sample_weight is None:
-            return None
-        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
-        if w.shape[0] != n_rows:
-            raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {n_rows} rows.")
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("sample_weight must be finite and >= 0.")
-        if not w.sum() > 0:
-            raise ValueError("sample_weight is zero for every row (it sums to 0): at least one row needs a positive weight.")
-        return w
+        return _validation.check_X(self, X, reset)
 
     # -- fit -----------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, eval_set=None, init_model=None):
@@ -221,21 +158,25 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         device = resolve_device(self.device)
         init = self._initial_model(init_model)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=False)
-        weight = self._check_weight(sample_weight, X.shape[0])
+        X = self._check_X(X, reset=True)
+        y = _validation._labels_1d(y)
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; give one label per row.")
+        weight = _validation.check_weight(sample_weight, X.shape[0])
         if weight is not None and np.any(weight == 0):
             # a row of weight 0 contributes nothing: train exactly as if it were not there
             # (it would still count towards min_samples_leaf and the bin edges otherwise)
             X, y, weight = X[weight > 0], y[weight > 0], weight[weight > 0]
-        y_codes = self._encode_labels(y)
+        self.classes_, y_codes = _validation.encode_labels(y)
         n_classes = len(self.classes_)
+        _validation.check_memory(X.shape[0], n_classes)
         if init is not None:
             self._check_continuation(init, X.shape[1])
             self._bin_mapper = init._bin_mapper
         else:
             self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
         codes = self._bin_mapper.transform(X)
-        eval_sets = [self._eval_set(Xe, ye) for Xe, ye in (eval_set or [])]
+        eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
         backend = backend_class(device)(
             codes, y_codes, weight, n_classes,
@@ -325,9 +266,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _eval_set(self, X, y) -> EvalSet:
         X = self._check_X(X, reset=False)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y[:, 0]
+        y = _validation._labels_1d(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {y.shape[0]}.")
         unknown = np.setdiff1d(np.unique(y), self.classes_)

@@ -1,0 +1,241 @@
+"""Checks of what a user passes in: each failure says what is wrong and what to do.
+
+``docs/bad-inputs.md`` lists every case with the message a user sees; the tests in
+``tests/test_validation.py`` hold the two together.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+
+import numpy as np
+
+from ._device import resolve_device
+from .losses import PAIR_RULES
+
+__all__ = ["check_params", "check_X", "encode_labels", "check_weight", "check_eval_set", "check_memory",
+           "MAX_CLASSES"]
+
+#: Class indices are stored in 16 bits where it matters (pairs on the GPU, model files).
+MAX_CLASSES = 1 << 16
+
+
+def check_params(est, algorithms) -> None:
+    """Every constructor parameter of a BoostClassifier, with its allowed range."""
+    if est.algorithm not in algorithms:
+        raise ValueError(f"algorithm={est.algorithm!r} is not known; this version implements {algorithms}.")
+
+    def integer(name, low, high=None):
+        value = getattr(est, name)
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low or (
+            high is not None and value > high
+        ):
+            bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+            raise ValueError(f"{name} must be an integer {bound}, got {value!r}.")
+
+    def positive(name):
+        value = getattr(est, name)
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 or not np.isfinite(value):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+
+    integer("n_estimators", 1)
+    integer("max_leaves", 2)
+    integer("max_bins", 2, 65535)
+    integer("min_samples_leaf", 1)
+    integer("verbose", 0)
+    positive("learning_rate")
+    positive("leaf_clip")
+    if not isinstance(est.tol, numbers.Real) or isinstance(est.tol, bool) or not est.tol >= 0:
+        raise ValueError(f"tol must be a number >= 0, got {est.tol!r}.")
+    if est.pair_rule not in PAIR_RULES:
+        raise ValueError(f"pair_rule must be one of {PAIR_RULES}, got {est.pair_rule!r}.")
+    resolve_device(est.device)
+    if est.n_jobs is not None and (
+        not isinstance(est.n_jobs, numbers.Integral) or isinstance(est.n_jobs, bool) or est.n_jobs == 0
+    ):
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got {est.n_jobs!r}.")
+    if not isinstance(est.warm_start, (bool, np.bool_)):
+        raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
+    if est.callbacks is not None:
+        from .callback import Callback
+
+        if not isinstance(est.callbacks, (list, tuple)) or not all(isinstance(c, Callback) for c in est.callbacks):
+            raise ValueError(
+                "callbacks must be a list of gpuboost.callback.Callback instances, "
+                f"got {est.callbacks!r}."
+            )
+
+
+def _first_bad_value(column):
+    for value in np.asarray(column, dtype=object).ravel():
+        if value is None or type(value).__name__ == "NAType":  # None, pandas.NA: missing values
+            continue
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            return value
+    return None
+
+
+def _non_numeric(X) -> str | None:
+    """What makes X non-numeric (its first such column), or None when it converts to float."""
+    if hasattr(X, "toarray"):  # scipy.sparse: numeric by construction
+        return None
+    if not hasattr(X, "columns"):
+        try:
+            if np.asarray(X).dtype.kind == "c":
+                return "X has complex values (Complex data not supported)"
+        except (TypeError, ValueError):
+            pass
+    try:
+        np.asarray(X, dtype=np.float64)
+        return None
+    except (TypeError, ValueError):
+        pass
+    if hasattr(X, "columns"):  # pandas DataFrame: name the column
+        for name in X.columns:
+            bad = _first_bad_value(X[name])
+            if bad is not None:
+                return f"column {name!r} (dtype {X[name].dtype}) holds {bad!r}"
+    array = np.asarray(X, dtype=object)
+    if array.ndim == 2:
+        for f in range(array.shape[1]):
+            bad = _first_bad_value(array[:, f])
+            if bad is not None:
+                return f"column {f} holds {bad!r}"
+    return None  # let the conversion below say what it finds
+
+
+def check_X(est, X, reset: bool) -> np.ndarray:
+    """X as float64 (n_samples, n_features), NaN and +-inf allowed; names kept from pandas."""
+    from sklearn.utils.validation import validate_data
+
+    ndim = getattr(X, "ndim", None)
+    if ndim == 1 or (ndim is None and isinstance(X, (list, tuple)) and X and np.ndim(X[0]) == 0):
+        raise ValueError(
+            f"X must be 2-D, shape (n_samples, n_features); got a 1-D array of {len(X)} values. "
+            "Use X.reshape(-1, 1) if it is one feature, or X.reshape(1, -1) if it is one row."
+        )
+    problem = _non_numeric(X)
+    if problem is not None:
+        advice = "" if "complex" in problem else (
+            " Encode categorical or text columns as numbers first (for example with "
+            "sklearn.preprocessing.OrdinalEncoder); missing values may be NaN."
+        )
+        if "holds '" in problem or "complex" in problem:  # a string, or complex numbers
+            raise ValueError(f"X must be numeric, but {problem}.{advice}")
+        # another kind of object: a TypeError, as float() itself raises
+        raise TypeError(f"X must be numeric, but {problem} (float() argument must be a string or a real "
+                        f"number).{advice}")
+    return validate_data(est, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+
+
+def _labels_1d(y) -> np.ndarray:
+    if y is None:
+        raise ValueError("BoostClassifier requires y to be passed, but the target y is None.")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        from sklearn.utils.validation import column_or_1d
+
+        y = column_or_1d(y, warn=True)  # scikit-learn's convention: a warning, then 1-D
+    if y.ndim != 1:
+        raise ValueError(f"y must hold one class label per row (shape (n_samples,)), got shape {y.shape}.")
+    missing = np.array([v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)) for v in y]) \
+        if y.dtype.kind == "O" else (np.isnan(y) if y.dtype.kind == "f" else np.zeros(len(y), bool))
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        raise ValueError(
+            f"y has {rows.size} missing labels (NaN or None), at rows {rows[:5].tolist()}"
+            f"{' ...' if rows.size > 5 else ''}; drop those rows or give them a class."
+        )
+    return y
+
+
+def encode_labels(y):
+    """(classes, codes): the sorted distinct labels and each row's index into them."""
+    from sklearn.preprocessing import LabelEncoder
+    from sklearn.utils.multiclass import type_of_target
+
+    y = _labels_1d(y)
+    kind = type_of_target(y)
+    if kind == "continuous":
+        raise ValueError(
+            "y holds continuous values (non-integer floats): BoostClassifier needs class labels. "
+            "Convert them to integers or strings if they are classes."
+        )
+    if kind not in ("binary", "multiclass"):
+        raise ValueError(f"Unknown label type {kind!r}: y must hold one class label per row.")
+    try:
+        encoder = LabelEncoder().fit(y)
+    except TypeError as exc:
+        raise ValueError(f"y mixes label types that cannot be sorted ({exc}); use one type for all labels.") from None
+    classes = encoder.classes_
+    if len(classes) < 2:
+        raise ValueError(f"y has only 1 class ({classes[0]}); a classifier needs at least 2 classes.")
+    if len(classes) > MAX_CLASSES:
+        raise ValueError(f"y has {len(classes)} classes; gpuboost supports at most {MAX_CLASSES}.")
+    return classes, encoder.transform(y).astype(np.intp)
+
+
+def check_weight(sample_weight, n_rows: int):
+    """sample_weight as float64 (n_rows,), or None; finite, >= 0, not all 0."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight must be numbers, one per row of X.") from None
+    if w.shape[0] != n_rows:
+        raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {n_rows} rows.")
+    bad = ~np.isfinite(w) | (w < 0)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise ValueError(
+            f"sample_weight must be finite and >= 0; rows {rows[:5].tolist()}{' ...' if rows.size > 5 else ''} "
+            f"have {w[rows[:5]].tolist()}."
+        )
+    if not w.sum() > 0:
+        raise ValueError(
+            "sample_weight is zero for every row (it sums to 0): at least one row needs a positive weight."
+        )
+    return w
+
+
+def check_eval_set(eval_set) -> list:
+    """eval_set as a list of (X, y) pairs."""
+    if eval_set is None:
+        return []
+    message = "eval_set must be a list of (X, y) pairs, such as [(X_test, y_test)]."
+    if not isinstance(eval_set, (list, tuple)):
+        raise ValueError(message)
+    pairs = []
+    for item in eval_set:
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise ValueError(message)
+        pairs.append(tuple(item))
+    return pairs
+
+
+def available_memory() -> int | None:
+    """Bytes of physical memory still available, where the system says (Linux), else None."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(n_rows: int, n_classes: int) -> None:
+    """Refuse, before allocating, a problem whose per-sample arrays cannot fit in memory.
+
+    Training keeps three float64 arrays of shape (n_samples, n_classes): the scores F, the
+    probabilities p and their complements.
+    """
+    needed = 3 * 8 * n_rows * n_classes
+    available = available_memory()
+    if available is not None and needed > available:
+        raise MemoryError(
+            f"training on {n_rows} rows and {n_classes} classes needs {needed / 2**30:.1f} GiB for its "
+            f"scores and probabilities, and {available / 2**30:.1f} GiB of memory is available. "
+            "Train on fewer rows, or merge rare classes."
+        )
