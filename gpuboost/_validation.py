@@ -115,7 +115,7 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     if ndim == 1 or (ndim is None and isinstance(X, (list, tuple)) and X and np.ndim(X[0]) == 0):
         raise ValueError(
             f"X must be 2-D, shape (n_samples, n_features); got a 1-D array of {len(X)} values. "
-            "Use X.reshape(-1, 1) if it is one feature, or X.reshape(1, -1) if it is one row."
+            "Reshape your data: X.reshape(-1, 1) if it is one feature, X.reshape(1, -1) if it is one row."
         )
     problem = _non_numeric(X)
     if problem is not None:
