@@ -103,3 +103,45 @@ def test_saving_an_unfitted_model_fails(tmp_path):
     with pytest.raises(NotFittedError):
         BoostClassifier().save_model(tmp_path / "m.json")
     assert not any(tmp_path.iterdir())  # no stray temporary file
+
+
+def test_saved_file_is_an_ordinary_readable_file(fitted, tmp_path):
+    import os
+    import stat
+
+    model, _ = fitted
+    model.save_model(tmp_path / "m.json")
+    mode = stat.S_IMODE(os.stat(tmp_path / "m.json").st_mode)
+    assert mode & stat.S_IRUSR and mode & stat.S_IWUSR
+    assert mode == 0o666 & ~_current_umask()
+
+
+def _current_umask():
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_same_data_same_bytes_across_processes(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    script = (
+        "import sys, numpy as np\n"
+        "from gpuboost import BoostClassifier\n"
+        "rng = np.random.default_rng(3)\n"
+        "X = rng.normal(size=(500, 5)); X[::9, 2] = np.nan\n"
+        "y = np.digitize(X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=500), [-1, 0, 1])\n"
+        "BoostClassifier(n_estimators=15, max_leaves=10).fit(X, y).save_model(sys.argv[1])\n"
+    )
+    outputs = []
+    for seed in ("1", "2"):
+        path = tmp_path / f"m{seed}.json"
+        env = {"PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True, env=env)
+        outputs.append(path.read_bytes())
+    assert outputs[0] == outputs[1]
