@@ -8,6 +8,7 @@ half-written file in place of a good one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -90,7 +91,9 @@ def save_model(estimator, path) -> None:
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator, "trees_")
-    text = json.dumps(model_to_dict(estimator), allow_nan=False, separators=(",", ":"))
+    payload = model_to_dict(estimator)
+    payload["checksum"] = _checksum(payload)
+    text = _dumps(payload)
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
@@ -103,6 +106,19 @@ def save_model(estimator, path) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _dumps(payload: dict) -> str:
+    return json.dumps(payload, allow_nan=False, separators=(",", ":"))
+
+
+def _checksum(payload: dict) -> str:
+    """sha256 of the file's text without its checksum: edits and damage do not load silently.
+
+    Floats are written with repr, which parses back to the same float and prints again the
+    same way, so a reader re-serialising what it parsed gets the writer's exact text.
+    """
+    return "sha256:" + hashlib.sha256(_dumps(payload).encode("utf-8")).hexdigest()
 
 
 def _umask() -> int:
@@ -130,6 +146,16 @@ def _read(path) -> dict:
             f"{path} was written by gpuboost {data.get('gpuboost_version', '?')} in model format "
             f"{version}; this gpuboost ({__version__}) reads formats up to {FORMAT_VERSION}. "
             "Upgrade gpuboost to load it."
+        )
+    checksum = data.pop("checksum", None)
+    try:
+        intact = checksum == _checksum(data)
+    except (TypeError, ValueError):  # NaN or other values JSON of ours never holds
+        intact = False
+    if not intact:
+        raise ModelFormatError(
+            f"{path} was edited or damaged after it was saved: its checksum does not match its content. "
+            "Save the model again from the estimator, or load an intact copy."
         )
     return data
 

@@ -62,7 +62,7 @@ def test_newer_format_is_refused_with_advice(fitted, tmp_path):
     path = tmp_path / "m.json"
     model.save_model(path)
     data = json.loads(path.read_text())
-    data["format_version"] = FORMAT_VERSION + 1
+    data["format_version"] = FORMAT_VERSION + 1  # (a newer writer would also checksum differently)
     path.write_text(json.dumps(data))
     with pytest.raises(ModelFormatError, match="Upgrade gpuboost"):
         gpuboost.load_model(path)
@@ -86,13 +86,28 @@ def test_damaged_files_are_refused(fitted, tmp_path, damage, message):
         gpuboost.load_model(path)
 
 
-def test_edited_tree_is_refused(fitted, tmp_path):
+def test_edited_file_is_refused(fitted, tmp_path):
     model, _ = fitted
     path = tmp_path / "m.json"
     model.save_model(path)
     data = json.loads(path.read_text())
-    data["trees"][3]["left"][0] = 999
-    path.write_text(json.dumps(data))
+    data["trees"][3]["value"][0] *= 1.5  # still a well-formed model, but not the one saved
+    path.write_text(json.dumps(data, separators=(",", ":")))
+    with pytest.raises(ModelFormatError, match="edited or damaged"):
+        gpuboost.load_model(path)
+
+
+def test_structurally_broken_tree_is_refused_even_with_a_valid_checksum(fitted, tmp_path):
+    from gpuboost.io import _checksum
+
+    model, _ = fitted
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    data = json.loads(path.read_text())
+    del data["checksum"]
+    data["trees"][3]["left"][0] = 999  # a writer's bug rather than an edit
+    data["checksum"] = _checksum(data)
+    path.write_text(json.dumps(data, separators=(",", ":")))
     with pytest.raises(ModelFormatError, match="tree 3 is damaged"):
         gpuboost.load_model(path)
 
