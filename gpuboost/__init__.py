@@ -5,6 +5,7 @@ Importing gpuboost imports NumPy and scikit-learn only: never CuPy, numba.cuda o
 
 from ._version import __version__
 from .io import load_model
-from .sklearn import ALGORITHMS, BoostClassifier
+from .algorithms import ALGORITHMS
+from .sklearn import BoostClassifier
 
 __all__ = ["BoostClassifier", "ALGORITHMS", "load_model", "__version__"]

@@ -44,6 +44,8 @@ def check_params(est, algorithms) -> None:
     integer("max_bins", 2, 65535)
     integer("min_samples_leaf", 1)
     integer("verbose", 0)
+    integer("search", 0)
+    integer("gap", 0)
     positive("learning_rate")
     positive("leaf_clip")
     if not isinstance(est.tol, numbers.Real) or isinstance(est.tol, bool) or not est.tol >= 0:

@@ -1,6 +1,7 @@
-"""The boosting loop of AOSO-LogitBoost (paper 000, Algorithm 1).
+"""The boosting loop (paper 000, Algorithm 1, and the K-tree family of papers 001 and 003).
 
-F starts at 0. Each iteration computes p from F, grows one vector tree, and adds
+F starts at 0. Each iteration computes p from F, grows the iteration's trees (one AOSO vector
+tree, or the K / K-1 trees of the K-tree family: see ``algorithms``), and adds
 ``learning_rate`` times each leaf's vector to the F of the rows in that leaf (taken from the
 row partition, not by predicting the training set again). Training stops after
 ``n_estimators`` iterations, or as soon as the training loss falls to ``tol``.
@@ -13,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .algorithms import ABC, iteration_plan, trees_per_iteration
 from .backends.base import Backend
 from .grower import GrowerParams, TreeGrower
-from .losses import multiclass_loss
+from .losses import multiclass_loss, predicted_class
 from .tree import Tree
 
 __all__ = ["BoostResult", "EvalSet", "boost"]
@@ -38,6 +40,16 @@ class BoostResult:
     eval_error: list[np.ndarray] = field(default_factory=list)  # misclassified rows
     initial_loss: float = 0.0
     fit_time: float = 0.0
+    trial_trees: int = 0  # trees grown for rejected ABC base-class candidates
+
+
+def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
+    """Base-class candidates: all classes (search 0), else the ``search`` worst, worst first."""
+    K = class_loss.shape[0]
+    if search == 0 or search >= K:
+        return list(range(K))
+    order = sorted(range(K), key=lambda k: (-class_loss[k], k))
+    return order[:search]
 
 
 def boost(
@@ -55,59 +67,92 @@ def boost(
     init_trees: list[Tree] = (),
     init_train_loss: np.ndarray = (),
     after_iteration=None,
+    algorithm: str = "aoso",
+    search: int = 2,
+    gap: int = 5,
 ) -> BoostResult:
     """Run the boosting loop on a backend that holds the training data.
 
-    ``n_estimators`` counts every iteration, those of ``init_trees`` (a model to continue,
-    with its per-iteration training loss ``init_train_loss``) included. The scores of the
-    training rows are rebuilt from ``init_trees`` by prediction, which reproduces them bit for
-    bit, so a continued run builds exactly the trees of an uninterrupted one.
-    ``after_iteration(trees, train_loss, eval_loss, eval_error)`` is called after each new tree
-    with the history so far (lists); it returns True to stop training.
+    ``n_estimators`` counts iterations (``algorithms.trees_per_iteration`` trees each), those of
+    ``init_trees`` (a model to continue, with its per-iteration training loss
+    ``init_train_loss``) included. The scores of the training rows are rebuilt from
+    ``init_trees`` by prediction, which reproduces them bit for bit, so a continued run builds
+    exactly the trees of an uninterrupted one (for ABC, the base class in use is the one of the
+    last tree). ``after_iteration(trees, train_loss, eval_loss, eval_error)`` is called after
+    each new iteration with the history so far (lists); it returns True to stop training.
 
     Returns the trees and the per-iteration training loss (and loss and errors on each eval
-    set, from scores updated tree by tree).
+    set, from scores updated iteration by iteration).
     """
     started = time.perf_counter()
+    per_iteration = trees_per_iteration(algorithm, n_classes)
     trees: list[Tree] = list(init_trees)
     train_loss: list[float] = [float(v) for v in init_train_loss]
-    if len(train_loss) != len(trees):
-        raise ValueError("init_train_loss must hold one loss per initial tree")
+    if len(trees) != per_iteration * len(train_loss):
+        raise ValueError(f"init_trees must hold {per_iteration} trees per iteration of init_train_loss")
     eval_F = [np.zeros((len(e.y), n_classes)) for e in eval_sets]
     eval_loss: list[list[float]] = [[] for _ in eval_sets]
     eval_error: list[list[int]] = [[] for _ in eval_sets]
+    trial_trees = 0
 
-    def monitor(step: np.ndarray, tree: Tree) -> None:
+    def monitor(steps: list[np.ndarray], iteration_trees: list[Tree]) -> None:
         for k, e in enumerate(eval_sets):
-            eval_F[k] += step[backend.tree_leaves(tree, e.codes, missing_code)]
+            for step, tree in zip(steps, iteration_trees):
+                eval_F[k] += step[backend.tree_leaves(tree, e.codes, missing_code)]
             eval_loss[k].append(multiclass_loss(eval_F[k], e.y, e.weight))
-            eval_error[k].append(int(np.count_nonzero(np.argmax(eval_F[k], axis=1) != e.y)))
+            eval_error[k].append(int(np.count_nonzero(predicted_class(eval_F[k]) != e.y)))
+
+    def grow_iteration(F: np.ndarray, plan: list[GrowerParams]):
+        """Grow the trees of one iteration from the current p, adding each to F in place."""
+        grown, steps = [], []
+        for params in plan:
+            if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
+                tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge)
+            else:
+                tree, leaf_segments, leaf_ids = grower.grow(params)
+            step = learning_rate * tree.node_vectors(n_classes)
+            backend.update_scores(F, leaf_segments, step[leaf_ids])
+            grown.append(tree)
+            steps.append(step)
+        return grown, steps
 
     F = np.zeros((n_rows, n_classes))
     initial_loss = backend.set_scores(F)
     if trees:
         codes = backend.training_codes()
-        for tree in trees:
-            step = learning_rate * tree.node_vectors(n_classes)
-            F += step[backend.tree_leaves(tree, codes, backend.missing_code)]
-            monitor(step, tree)
+        for start in range(0, len(trees), per_iteration):
+            group = trees[start:start + per_iteration]
+            steps = [learning_rate * tree.node_vectors(n_classes) for tree in group]
+            for step, tree in zip(steps, group):
+                F += step[backend.tree_leaves(tree, codes, backend.missing_code)]
+            monitor(steps, group)
     loss = backend.set_scores(F) if trees else initial_loss
+    base = int(trees[-1].pair[0, 1]) if trees and algorithm in ABC else None
     grower = TreeGrower(backend, grower_params, bin_edge, n_rows)
-    for iteration in range(len(trees), n_estimators):
+    for iteration in range(len(train_loss), n_estimators):
         if loss <= tol:
             break
-        if hasattr(backend, "grow_tree"):  # a compiled backend grows the whole tree in one call
-            tree, leaf_segments, leaf_ids = backend.grow_tree(grower_params, bin_edge)
+        if algorithm in ABC and (base is None or iteration % (gap + 1) == 0):
+            best = None
+            for candidate in _class_order(backend.class_losses(), search):
+                F_trial = F.copy()
+                grown, steps = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate))
+                trial_loss = backend.set_scores(F_trial)
+                if best is None or trial_loss < best[0]:
+                    best = (trial_loss, candidate, F_trial, grown, steps)
+                trial_trees += len(grown)
+                backend.set_scores(F)  # the next candidate starts from the same p
+            loss, base, F, grown, steps = best
+            trial_trees -= len(grown)  # the kept ones are no trial
+            backend.set_scores(F)
         else:
-            tree, leaf_segments, leaf_ids = grower.grow()
-        step = learning_rate * tree.node_vectors(n_classes)
-        backend.update_scores(F, leaf_segments, step[leaf_ids])
-        trees.append(tree)
-        loss = backend.set_scores(F)  # the next tree's probabilities, and this loss
+            grown, steps = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base))
+            loss = backend.set_scores(F)  # the next iteration's probabilities, and this loss
+        trees.extend(grown)
         train_loss.append(loss)
-        monitor(step, tree)
+        monitor(steps, grown)
         if verbose and ((iteration + 1) % max(1, int(verbose)) == 0 or loss <= tol):
-            line = f"[{iteration + 1:5d}] train loss {loss:.6g}  leaves {tree.n_leaves}"
+            line = f"[{iteration + 1:5d}] train loss {loss:.6g}  trees {len(trees)}"
             for k in range(len(eval_sets)):
                 line += f"  eval{k} loss {eval_loss[k][-1]:.6g} errors {eval_error[k][-1]}"
             line += f"  {time.perf_counter() - started:.1f}s"
@@ -121,4 +166,5 @@ def boost(
         eval_error=[np.asarray(v, dtype=np.int64) for v in eval_error],
         initial_loss=initial_loss,
         fit_time=time.perf_counter() - started,
+        trial_trees=trial_trees,
     )

@@ -29,10 +29,21 @@ __all__ = ["TreeGrower", "GrowerParams", "make_tree"]
 
 @dataclass(frozen=True)
 class GrowerParams:
+    """How one tree is grown.
+
+    ``fixed_pair`` None: every node chooses its pair by ``pair_rule`` (AOSO); (k, b): the whole
+    tree uses that pair (ABC); (k, -1): a scalar tree of class k (MART, robust LogitBoost).
+    ``first_order``: the split gain weighs rows by their weight instead of their Hessian (MART,
+    ABC-MART); node values are Newton steps either way, times ``value_scale``.
+    """
+
     max_leaves: int = 20
     min_samples_leaf: int = 1
     pair_rule: str = "eq33"
     leaf_clip: float = 5.0
+    fixed_pair: tuple[int, int] | None = None
+    first_order: bool = False
+    value_scale: float = 1.0
 
 
 @dataclass
@@ -67,7 +78,10 @@ class TreeGrower:
         """Pairs, then sums or histograms and best splits, for a batch of new nodes."""
         nodes = [self.nodes[i] for i in node_ids]
         segments = np.array([[n.start, n.stop] for n in nodes], dtype=np.int64)
-        pairs = self.backend.select_pairs(segments, self.params.pair_rule)
+        if self.params.fixed_pair is None:
+            pairs = self.backend.select_pairs(segments, self.params.pair_rule)
+        else:
+            pairs = np.tile(np.asarray(self.params.fixed_pair, dtype=np.int64), (len(nodes), 1))
         for node, pair in zip(nodes, pairs):
             node.pair = (int(pair[0]), int(pair[1]))
         splittable = [
@@ -76,7 +90,7 @@ class TreeGrower:
         grow = [j for j, ok in enumerate(splittable) if ok]
         rest = [j for j, ok in enumerate(splittable) if not ok]
         if grow:
-            hists = self.backend.histograms(segments[grow], pairs[grow])
+            hists = self.backend.histograms(segments[grow], pairs[grow], self.params.first_order)
             found = self.backend.find_splits(hists, self.params.min_samples_leaf)
             for k, j in enumerate(grow):
                 nodes[j].sums = found.sums[k]
@@ -89,8 +103,8 @@ class TreeGrower:
             for k, j in enumerate(rest):
                 nodes[j].sums = sums[k]
 
-    def grow(self) -> tuple[Tree, np.ndarray, np.ndarray]:
-        """Grow a tree.
+    def grow(self, params: GrowerParams | None = None) -> tuple[Tree, np.ndarray, np.ndarray]:
+        """Grow a tree (with ``params`` in place of the grower's own, if given).
 
         Returns
         -------
@@ -100,6 +114,8 @@ class TreeGrower:
         leaf_ids : ndarray of shape (n_leaves,), int64
             The node id of each leaf segment.
         """
+        if params is not None:
+            self.params = params
         p = self.params
         self.backend.reset_partition()
         self.nodes: list[_Node] = [_Node(0, self.n_rows, (0, 1), np.zeros(3))]
@@ -133,15 +149,21 @@ class TreeGrower:
             if node.children is not None:
                 gain[j], feature[j], bin_[j], missing_left[j] = node.split
                 left[j], right[j] = node.children
-        tree = make_tree(feature, bin_, missing_left, left, right,
-                         np.array([node.pair for node in nodes]), np.array([node.sums for node in nodes]),
-                         gain, self.bin_edge, self.params.leaf_clip)
+        pairs = np.array([node.pair for node in nodes])
+        if self.params.first_order:
+            # the histograms summed weights, not Hessians: the values need the Hessian sums
+            sums = self.backend.node_sums(np.array([[node.start, node.stop] for node in nodes]), pairs)
+        else:
+            sums = np.array([node.sums for node in nodes])
+        tree = make_tree(feature, bin_, missing_left, left, right, pairs, sums, gain, self.bin_edge,
+                         self.params.leaf_clip, self.params.value_scale)
         leaf_ids = np.flatnonzero(tree.is_leaf)
         segments = np.array([[nodes[j].start, nodes[j].stop] for j in leaf_ids], dtype=np.int64)
         return tree, segments, leaf_ids
 
 
-def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, leaf_clip) -> Tree:
+def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, leaf_clip,
+              value_scale=1.0) -> Tree:
     """A Tree from per-node arrays (sums: (n_nodes, 3) channel totals); values by eq (27)."""
     feature = np.asarray(feature, np.int32)
     threshold = np.full(feature.shape[0], np.nan)
@@ -155,7 +177,7 @@ def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_ed
         left=np.asarray(left, np.int32),
         right=np.asarray(right, np.int32),
         pair=np.asarray(pair, np.int32),
-        value=losses.node_value(sums[:, GRAD], sums[:, HESS], leaf_clip),
+        value=losses.node_value(sums[:, GRAD], sums[:, HESS], leaf_clip, value_scale),
         n_samples=sums[:, COUNT].astype(np.int64),
         gain=np.asarray(gain, np.float64),
     )

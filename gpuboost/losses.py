@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "predicted_class",
     "softmax",
     "softmax_with_loss",
     "multiclass_loss",
@@ -132,7 +133,11 @@ def pair_statistics(
 
     ``g_i = g_ir - g_is`` and ``h_i = p_ir (1 - p_ir) + p_is (1 - p_is) + 2 p_ir p_is``, for rows
     given as ``p``, ``pc`` of shape (n_rows, n_classes) and labels ``y`` of shape (n_rows,).
+    ``s < 0`` means the single class r (the K-tree family's tree for class r):
+    ``g_i = g_ir`` and ``h_i = p_ir (1 - p_ir)``.
     """
+    if s < 0:
+        return np.where(y == r, -pc[:, r], p[:, r]), p[:, r] * pc[:, r]
     p_r, p_s = p[:, r], p[:, s]
     g_r = np.where(y == r, -pc[:, r], p_r)
     g_s = np.where(y == s, -pc[:, s], p_s)
@@ -145,15 +150,48 @@ def guard_hessian(H):
     return np.where(H == 0.0, 1.0, H)
 
 
-def node_value(G, H, clip: float):
-    """Newton step ``t = -G / H`` of eq (27), clipped to [-clip, clip]."""
-    return np.clip(-np.asarray(G) / guard_hessian(np.asarray(H)), -clip, clip)
+def node_value(G, H, clip: float, scale: float = 1.0):
+    """Newton step ``t = -scale * G / H`` of eq (27), clipped to [-clip, clip].
+
+    ``scale`` is (K-1)/K for MART and robust LogitBoost, 1 otherwise.
+    """
+    return np.clip(-scale * np.asarray(G) / guard_hessian(np.asarray(H)), -clip, clip)
+
+
+#: Scores within this distance (relative to the row's largest magnitude, at least 1) of the
+#: row's maximum tie for the prediction, and the first class wins: a sample exactly between two
+#: classes must not be decided by the last digit of a sum.
+PREDICTION_TIE = 1e-12
+
+
+def predicted_class(F: np.ndarray) -> np.ndarray:
+    """Index of the predicted class of each row of F (n_samples, n_classes): the largest
+    score, ties (``PREDICTION_TIE``) to the lowest index."""
+    top = F.max(axis=1, keepdims=True)
+    scale = np.maximum(1.0, np.abs(F).max(axis=1, keepdims=True))
+    return np.argmax(F >= top - PREDICTION_TIE * scale, axis=1)
+
+
+#: A computed gain at most this multiple of its terms' magnitude is rounding noise, not a gain.
+GAIN_NOISE = 8 * np.finfo(np.float64).eps
+
+#: Split gains within this relative distance of the best are ties, won by the first candidate
+#: (lowest feature, then bin, then missing values right before left). Two splits that separate
+#: the same rows have the same gain; summed in another order (weights vs repeated rows, another
+#: backend) the two values differ in the last digits, and the choice must not depend on that.
+SPLIT_TIE = 1e-10
 
 
 def split_gain(GL, HL, GR, HR, G, H):
-    """Eq (30): ``GL^2/(2 HL) + GR^2/(2 HR) - G^2/(2 H)``, element-wise."""
-    return (
-        GL * GL / (2.0 * guard_hessian(HL))
-        + GR * GR / (2.0 * guard_hessian(HR))
-        - G * G / (2.0 * guard_hessian(H))
-    )
+    """Eq (30): ``GL^2/(2 HL) + GR^2/(2 HR) - G^2/(2 H)``, element-wise.
+
+    A gain within the rounding error of its own terms (``GAIN_NOISE`` times their sum) is
+    returned as 0: a pure node, whose children's sums are proportional to the parent's, has a
+    true gain of 0 and a computed one of +-1e-16, and splitting on that noise would make the
+    tree depend on summation order (and waste a leaf).
+    """
+    left = GL * GL / (2.0 * guard_hessian(HL))
+    right = GR * GR / (2.0 * guard_hessian(HR))
+    parent = G * G / (2.0 * guard_hessian(H))
+    gain = left + right - parent
+    return np.where(gain > GAIN_NOISE * (left + right + parent), gain, 0.0)

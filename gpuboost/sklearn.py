@@ -13,14 +13,13 @@ from . import _validation
 from ._device import resolve_device
 from .backends import backend_class
 from .binning import BinMapper
+from .algorithms import ALGORITHMS, trees_per_iteration
 from .boosting import EvalSet, boost
 from .grower import GrowerParams
-from .losses import softmax
+from .losses import predicted_class, softmax
 
 __all__ = ["BoostClassifier", "ALGORITHMS"]
 
-#: Values of ``algorithm`` this version implements.
-ALGORITHMS = ("aoso",)
 
 
 class BoostClassifier(ClassifierMixin, BaseEstimator):
@@ -31,10 +30,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    algorithm : {"aoso"}, default="aoso"
-        The boosting algorithm.
+    algorithm : {"aoso", "mart", "robustlogit", "abcmart", "abcrobustlogit"}, default="aoso"
+        The boosting algorithm (``gpuboost.algorithms`` has the table): AOSO-LogitBoost grows
+        one vector tree per iteration; MART and robust LogitBoost K trees (one per class);
+        ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees against a base class.
     n_estimators : int, default=1000
-        Boosting iterations (AOSO builds one tree per iteration).
+        Boosting iterations (AOSO: one tree each; ``n_trees_`` counts the trees).
     max_leaves : int, default=20
         Leaves per tree (the papers' J).
     learning_rate : float, default=0.1
@@ -67,6 +68,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     callbacks : list of gpuboost.callback.Callback, default=None
         Hooks called before training, after every iteration (one may stop training) and after
         training; ``gpuboost.callback.Checkpoint`` saves the model as it grows.
+    search : int, default=2
+        ABC only (ABCBoost's name and default): base-class candidates tried at a search, the
+        classes with the largest training loss; 0 tries every class (paper 003's exhaustive
+        search).
+    gap : int, default=5
+        ABC only: the base class is searched every ``gap + 1`` iterations and reused in
+        between (``search=1, gap=0`` is paper 001's "worst class" rule).
 
     Attributes
     ----------
@@ -77,7 +85,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     n_estimators_ : int
         Iterations run (fewer than ``n_estimators`` when the loss reached ``tol``).
     n_trees_ : int
-        Trees in the model (equal to ``n_estimators_`` for AOSO).
+        Trees in the model: ``n_estimators_`` for AOSO, K (or K-1 for ABC) times that for the
+        K-tree family; the papers compare algorithms at equal numbers of trees.
+    n_trial_trees_ : int
+        ABC only: trees grown for base-class candidates that were not kept (they cost time,
+        not model size).
     train_loss_ : ndarray of shape (n_estimators_,)
         Training loss after each iteration.
     eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
@@ -103,6 +115,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         verbose: int = 0,
         warm_start: bool = False,
         callbacks: list | None = None,
+        search: int = 2,
+        gap: int = 5,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -119,6 +133,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.warm_start = warm_start
         self.callbacks = callbacks
+        self.search = search
+        self.gap = gap
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -221,7 +237,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             init_trees=self.trees_,
             init_train_loss=self.train_loss_,
             after_iteration=after_iteration if callbacks else None,
+            algorithm=self.algorithm,
+            search=self.search,
+            gap=self.gap,
         )
+        self.n_trial_trees_ = result.trial_trees
         self.trees_ = result.trees
         self.train_loss_ = result.train_loss
         self.initial_loss_ = result.initial_loss
@@ -277,7 +297,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     @property
     def n_estimators_(self) -> int:
         check_is_fitted(self, "trees_")
-        return len(self.trees_)
+        return len(self.train_loss_)
 
     @property
     def n_trees_(self) -> int:
@@ -301,8 +321,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
         backend = backend_class(self.device_)
-        for tree in self.trees_:
-            backend.add_trees(F, [tree], codes, self._bin_mapper.missing_bin, float(self.learning_rate))
+        step = trees_per_iteration(self.algorithm, len(self.classes_))
+        for start in range(0, len(self.trees_), step):
+            backend.add_trees(F, self.trees_[start:start + step], codes, self._bin_mapper.missing_bin,
+                              float(self.learning_rate))
             yield F.copy()
 
     def _as_decision(self, F: np.ndarray) -> np.ndarray:
@@ -335,14 +357,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             yield softmax(F)[0]
 
     def predict(self, X) -> np.ndarray:
-        """Most probable class of each row (ties: the first class in ``classes_``)."""
+        """Most probable class of each row (ties, to 1e-12 of the scores: the first class in
+        ``classes_``)."""
         F = self._scores(X)
-        return self.classes_[np.argmax(F, axis=1)]
+        return self.classes_[predicted_class(F)]
 
     def staged_predict(self, X):
         """Yield the predicted classes after each iteration."""
         for F in self._staged_scores(X):
-            yield self.classes_[np.argmax(F, axis=1)]
+            yield self.classes_[predicted_class(F)]
 
     # -- model files ---------------------------------------------------------------------
     def save_model(self, path) -> None:

@@ -7,9 +7,11 @@ Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the
     threshold[j]     the same split on raw values: x <= threshold goes left
     missing_left[j]  where missing values (NaN) go
     left[j], right[j]   child node ids, -1 for a leaf
-    pair[j]          the node's class pair (r, s), chosen from its own rows
+    pair[j]          the node's class pair (r, s): AOSO chooses it from the node's own rows,
+                     ABC fixes it to (k, base) for the whole tree; s = -1 marks a scalar
+                     tree of class r (MART, robust LogitBoost)
     value[j]         the node's Newton step t of eq (27), clipped; the node vector is
-                     +t at r, -t at s, 0 elsewhere (eq 29), so every node vector sums to 0
+                     +t at r, -t at s, 0 elsewhere (eq 29), so a pair's vector sums to 0
     n_samples[j]     training rows in the node
     gain[j]          the gain of eq (30) of the node's split (0 for a leaf)
 
@@ -51,11 +53,15 @@ class Tree:
         return int(self.is_leaf.sum())
 
     def node_vectors(self, n_classes: int) -> np.ndarray:
-        """Eq (29): the K-vector of every node, shape (n_nodes, n_classes), float64."""
+        """Eq (29): the K-vector of every node, shape (n_nodes, n_classes), float64.
+
+        +t at r and -t at s; a scalar tree of the K-tree family (s = -1) adds +t at r only.
+        """
         vectors = np.zeros((self.n_nodes, n_classes))
         nodes = np.arange(self.n_nodes)
         vectors[nodes, self.pair[:, 0]] += self.value
-        vectors[nodes, self.pair[:, 1]] -= self.value
+        paired = self.pair[:, 1] >= 0
+        vectors[nodes[paired], self.pair[paired, 1]] -= self.value[paired]
         return vectors
 
     def apply(self, codes: np.ndarray, missing_code: int) -> np.ndarray:

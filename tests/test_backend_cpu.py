@@ -66,7 +66,13 @@ def test_stages_agree(case):
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("params", [GrowerParams(), GrowerParams(max_leaves=5, min_samples_leaf=4, pair_rule="eq32")])
+@pytest.mark.parametrize("params", [
+    GrowerParams(),
+    GrowerParams(max_leaves=5, min_samples_leaf=4, pair_rule="eq32"),
+    GrowerParams(fixed_pair=(1, 0), first_order=True),  # ABC-MART's tree for class 1, base 0
+    GrowerParams(fixed_pair=(0, -1), value_scale=0.5, leaf_clip=50.0),  # robust LogitBoost's tree
+    GrowerParams(fixed_pair=(1, -1), first_order=True, max_leaves=7),  # MART's tree
+])
 def test_whole_tree_matches_the_python_grower(case, params):
     (ref, fast), F, _, codes, missing_code = pair_of_backends(*case)
     edge = lambda f, b: float(b)  # noqa: E731

@@ -48,7 +48,8 @@ def test_any_input_gives_valid_probabilities(problem, max_leaves, n_estimators):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
     predicted = model.predict(X)
     columns = np.searchsorted(model.classes_, predicted)
-    assert np.all(proba[np.arange(len(y)), columns] == proba.max(axis=1))
+    # the predicted class is a most probable one (ties to 1e-12: the first class)
+    assert np.all(proba[np.arange(len(y)), columns] >= proba.max(axis=1) - 1e-12)
     assert np.all(np.diff(model.train_loss_) <= 1e-12 * model.initial_loss_)  # never up
 
 

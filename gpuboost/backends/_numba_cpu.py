@@ -17,6 +17,8 @@ from numba import njit, prange
 
 # Channels, as in base.py
 GRAD, HESS, COUNT = 0, 1, 2
+GAIN_NOISE = 8 * np.finfo(np.float64).eps  # as losses.GAIN_NOISE
+SPLIT_TIE = 1e-10  # as losses.SPLIT_TIE
 
 #: Below this many (row, feature) or (row, class) cells a node's sums run on one thread:
 #: starting the thread pool costs more than it saves.
@@ -137,7 +139,10 @@ def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_t
 
 @njit(cache=True)
 def _pair_stat(i, r, s, p, pc, y):
-    """Eqs (25), (26) for row i."""
+    """Eqs (25), (26) for row i; s < 0: the single class r (g_ir, p_ir (1 - p_ir))."""
+    if s < 0:
+        g = -pc[i, r] if y[i] == r else p[i, r]
+        return g, p[i, r] * pc[i, r]
     p_r = p[i, r]
     p_s = p[i, s]
     g_r = -pc[i, r] if y[i] == r else p_r
@@ -165,11 +170,13 @@ def node_sums(rows, start, stop, r, s, p, pc, y, w, weighted, out):
 
 
 @njit(cache=True)
-def _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, gh):
-    """gh[j - start] = (w g, w h) of row rows[j] under the pair (r, s)."""
+def _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, first_order, gh):
+    """gh[j - start] = (w g, w h) of row rows[j] under the pair (r, s); (w g, w) first_order."""
     for j in range(start, stop):
         i = rows[j]
         g, h = _pair_stat(i, r, s, p, pc, y)
+        if first_order:
+            h = 1.0
         if weighted:
             g *= w[i]
             h *= w[i]
@@ -200,14 +207,15 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
 
 
 @njit(cache=True)
-def node_histogram(rows, start, stop, r, s, codes, p, pc, y, w, weighted, hist, gh, n_threads):
-    """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code.
+def node_histogram(rows, start, stop, r, s, codes, p, pc, y, w, weighted, first_order, hist, gh, n_threads):
+    """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code
+    ((w g, w, 1) with first_order).
 
     gh is scratch of shape (>= stop - start, 2).
     """
     hist[:] = 0.0
     D = codes.shape[1]
-    _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, gh)
+    _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, first_order, gh)
     if n_threads > 1 and (stop - start) * D >= PARALLEL_CELLS:
         _accumulate_parallel(rows, start, stop, codes, gh, hist, min(n_threads, D))
     else:
@@ -221,32 +229,24 @@ def _hguard(H):
 
 @njit(cache=True)
 def _gain(GL, HL, GR, HR, parent):
-    return GL * GL / (2.0 * _hguard(HL)) + GR * GR / (2.0 * _hguard(HR)) - parent
+    """losses.split_gain, the same operations in the same order (noise-level gains are 0)."""
+    left = GL * GL / (2.0 * _hguard(HL))
+    right = GR * GR / (2.0 * _hguard(HR))
+    gain = left + right - parent
+    return gain if gain > GAIN_NOISE * (left + right + parent) else 0.0
 
 
 @njit(cache=True)
-def best_split(hist, min_samples_leaf, sums, prefix, suffix):
-    """Best split of one node by eq (30), as backends.numpy.best_splits does it.
+def _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix, first_at_least):
+    """Scan every candidate (feature, bin, missing right then left) in order.
 
-    Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
-    shape (n_codes, 3). Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    first_at_least = nan: return the largest gain; else the first candidate whose gain is at
+    least first_at_least. Returns (gain, feature, bin, direction).
     """
     D, W, _ = hist.shape
     nb = W - 1  # value bins; code nb holds the missing values
-    for c in range(3):
-        t = 0.0
-        for b in range(W):
-            t += hist[0, b, c]
-        sums[c] = t
-    G = sums[GRAD]
-    H = sums[HESS]
-    n = sums[COUNT]
-    parent = G * G / (2.0 * _hguard(H))
-    has_missing = hist[0, nb, COUNT] > 0
+    find_max = np.isnan(first_at_least)
     best_gain = -np.inf
-    best_f = 0
-    best_b = 0
-    best_dir = 0
     for f in range(D):
         for c in range(3):
             acc = 0.0
@@ -262,21 +262,56 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix):
         mh = hist[f, nb, HESS]
         mc = hist[f, nb, COUNT]
         for b in range(nb):
-            # missing values right
-            lc = prefix[b, COUNT]
-            rc = suffix[b, COUNT] + mc
-            if lc >= min_samples_leaf and rc >= min_samples_leaf:
-                gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh, parent)
-                if gain > best_gain:
-                    best_gain, best_f, best_b, best_dir = gain, f, b, 0
-            # missing values left
-            if has_missing:
-                lc = prefix[b, COUNT] + mc
-                rc = suffix[b, COUNT]
-                if lc >= min_samples_leaf and rc >= min_samples_leaf:
-                    gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS], parent)
+            for direction in range(2):
+                if direction == 0:  # missing values right
+                    lc = prefix[b, COUNT]
+                    rc = suffix[b, COUNT] + mc
+                    if lc < min_samples_leaf or rc < min_samples_leaf:
+                        continue
+                    gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh,
+                                 parent)
+                else:  # missing values left
+                    if not has_missing:
+                        continue
+                    lc = prefix[b, COUNT] + mc
+                    rc = suffix[b, COUNT]
+                    if lc < min_samples_leaf or rc < min_samples_leaf:
+                        continue
+                    gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS],
+                                 parent)
+                if find_max:
                     if gain > best_gain:
-                        best_gain, best_f, best_b, best_dir = gain, f, b, 1
+                        best_gain = gain
+                elif gain >= first_at_least:
+                    return gain, f, b, direction
+    return best_gain, 0, 0, 0
+
+
+@njit(cache=True)
+def best_split(hist, min_samples_leaf, sums, prefix, suffix):
+    """Best split of one node by eq (30), as backends.numpy.best_splits does it.
+
+    Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
+    shape (n_codes, 3). Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    Gains within SPLIT_TIE (relative) of the largest are ties: the first candidate wins.
+    """
+    D, W, _ = hist.shape
+    nb = W - 1
+    for c in range(3):
+        t = 0.0
+        for b in range(W):
+            t += hist[0, b, c]
+        sums[c] = t
+    G = sums[GRAD]
+    H = sums[HESS]
+    n = sums[COUNT]
+    parent = G * G / (2.0 * _hguard(H))
+    has_missing = hist[0, nb, COUNT] > 0
+    top, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix, np.nan)
+    if not np.isfinite(top):
+        return top, 0, 0, False
+    best_gain, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix,
+                                                       top - SPLIT_TIE * abs(top))
     if has_missing:
         missing_left = best_dir == 1
     else:
@@ -320,8 +355,10 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 
 @njit(cache=True)
 def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_samples_leaf,
-              rule_eq32, n_threads):
+              rule_eq32, n_threads, fixed_r, fixed_s, first_order):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
+
+    fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
 
     Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
     node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
@@ -363,12 +400,16 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
     while True:
         can_grow = n_leaves < max_leaves
         for node in range(todo_first, todo_last):
-            r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_threads)
+            if fixed_r < 0:
+                r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C,
+                                 n_threads)
+            else:
+                r, s = fixed_r, fixed_s
             pair[node, 0] = r
             pair[node, 1] = s
             if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
-                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, hist, gh,
-                               n_threads)
+                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, first_order,
+                               hist, gh, n_threads)
                 g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix)
                 if g > 0.0:
                     split_gain[node] = g
@@ -401,6 +442,10 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
         n_leaves += 1
         todo_first = lo
         todo_last = lo + 2
+    if first_order:  # the histograms summed weights: the values need the Hessian sums
+        for node in range(n_nodes):
+            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
+                      sums[node])
     # nodes that stayed leaves carry no split
     for node in range(n_nodes):
         if left[node] < 0:

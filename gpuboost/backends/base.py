@@ -15,7 +15,8 @@ Histogram layout, shared by every backend::
 
     hist[node, feature, code, channel]     float64
     code:    0 .. n_bins-1 value bins, n_bins = missing values
-    channel: 0 = sum of w_i g_i, 1 = sum of w_i h_i, 2 = number of rows (unweighted)
+    channel: 0 = sum of w_i g_i, 1 = sum of w_i h_i (or of w_i: first-order gain),
+         2 = number of rows (unweighted)
 
 ``g_i`` and ``h_i`` are the node's projected statistics (for AOSO: eqs (25), (26) under the
 node's own class pair). Sample weights multiply every channel but the count.
@@ -77,9 +78,28 @@ class Backend(ABC):
         """
 
     # Every backend keeps the binned training data as ``codes`` (missing values remapped to
-    # ``n_codes - 1``) and its histogram width as ``n_codes``.
+    # ``n_codes - 1``), its histogram width as ``n_codes``, the labels ``y``, the weights
+    # ``sample_weight`` (or None), and this iteration's probabilities ``p`` and complements ``pc``.
     codes: np.ndarray
     n_codes: int
+    y: np.ndarray
+    sample_weight: np.ndarray | None
+    p: np.ndarray
+    pc: np.ndarray
+
+    def class_losses(self) -> np.ndarray:
+        """Training loss per true class, ``sum_{i: y_i = k} w_i (-log p_{i,k})``, shape (K,).
+
+        ABC's base-class search ranks classes by it. ``-log p`` is ``-log1p(-(1 - p))`` where p is
+        near 1, so that converged classes keep their digits.
+        """
+        rows = np.arange(self.y.shape[0])
+        p_y, pc_y = self.p[rows, self.y], self.pc[rows, self.y]
+        with np.errstate(divide="ignore"):
+            loss = np.where(p_y > 0.5, -np.log1p(-pc_y), -np.log(p_y))
+        if self.sample_weight is not None:
+            loss = loss * self.sample_weight
+        return np.bincount(self.y, weights=loss, minlength=self.p.shape[1])
 
     def training_codes(self) -> np.ndarray:
         """The training rows' codes, as ``tree_leaves`` takes them with ``missing_code``."""
@@ -110,8 +130,12 @@ class Backend(ABC):
         """Totals of the histogram channels of each node, shape (n_nodes, N_CHANNELS)."""
 
     @abstractmethod
-    def histograms(self, segments: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-        """Histograms of a batch of nodes, shape (n_nodes, n_features, n_codes, N_CHANNELS)."""
+    def histograms(self, segments: np.ndarray, pairs: np.ndarray, first_order: bool = False) -> np.ndarray:
+        """Histograms of a batch of nodes, shape (n_nodes, n_features, n_codes, N_CHANNELS).
+
+        With ``first_order`` the HESS channel sums the weights w_i (1 per row unweighted)
+        instead of w_i h_i: the first-order gain of MART and ABC-MART.
+        """
 
     @abstractmethod
     def find_splits(self, hists: np.ndarray, min_samples_leaf: int) -> SplitBatch:

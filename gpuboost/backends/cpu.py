@@ -30,6 +30,7 @@ class CpuBackend(Backend):
         self.weighted = sample_weight is not None
         n = self.codes.shape[0]
         self.weight = np.ascontiguousarray(sample_weight, dtype=np.float64) if self.weighted else np.ones(n)
+        self.sample_weight = self.weight if self.weighted else None
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
         self.rows = np.arange(n, dtype=np.int64)
@@ -63,11 +64,12 @@ class CpuBackend(Backend):
                               self.weight, self.weighted, sums[j])
         return sums
 
-    def histograms(self, segments, pairs):
+    def histograms(self, segments, pairs, first_order=False):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
             kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.p, self.pc,
-                                   self.y, self.weight, self.weighted, hists[j], self._gh, self.n_threads)
+                                   self.y, self.weight, self.weighted, bool(first_order), hists[j], self._gh,
+                                   self.n_threads)
         return hists
 
     def find_splits(self, hists, min_samples_leaf):
@@ -106,9 +108,13 @@ class CpuBackend(Backend):
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
                 self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
+                -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
+                -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
+                bool(params.first_order),
             )
         finally:
             numba.set_num_threads(previous)
-        tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip)
+        tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip,
+                         params.value_scale)
         leaf_ids = np.flatnonzero(tree.is_leaf)
         return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids

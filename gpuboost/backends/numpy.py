@@ -77,7 +77,12 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int) -> S
         gain[m, ..., 1] = _direction_gains(prefix[m] + missing[m], suffix[m], sums[m], min_samples_leaf)
 
     n_nodes, n_features, n_bins = gain.shape[:3]
-    best = np.argmax(gain.reshape(n_nodes, -1), axis=1)
+    flat = gain.reshape(n_nodes, -1)
+    top = flat.max(axis=1)
+    # gains within SPLIT_TIE of the best are ties: the first candidate wins
+    with np.errstate(invalid="ignore"):
+        threshold = np.where(np.isfinite(top), top - losses.SPLIT_TIE * np.abs(top), np.inf)
+    best = np.where(np.isfinite(top), np.argmax(flat >= threshold[:, None], axis=1), 0)
     feature, bin_, direction = np.unravel_index(best, (n_features, n_bins, 2))
     nodes = np.arange(n_nodes)
     left_rows = prefix[nodes, feature, bin_, COUNT] + np.where(direction == 1, missing[nodes, feature, 0, COUNT], 0)
@@ -102,6 +107,7 @@ class NumpyBackend(Backend):
         self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
         self.y = np.asarray(y, dtype=np.intp)
         self.weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        self.sample_weight = self.weight
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
@@ -139,8 +145,10 @@ class NumpyBackend(Backend):
                                          lambda r: (p_w[:, r, None] * p).sum(axis=0), rule)
         return pairs
 
-    def _channels(self, idx, pair):
+    def _channels(self, idx, pair, first_order=False):
         g, h = losses.pair_statistics(self.p[idx], self.pc[idx], self.y[idx], int(pair[0]), int(pair[1]))
+        if first_order:
+            h = np.ones_like(h)
         w = self._weights(idx)
         if w is not None:
             g, h = g * w, h * w
@@ -155,12 +163,12 @@ class NumpyBackend(Backend):
             sums[j, COUNT] = idx.size
         return sums
 
-    def histograms(self, segments, pairs):
+    def histograms(self, segments, pairs, first_order=False):
         n_features = self.codes.shape[1]
         hists = np.empty((len(segments), n_features, self.n_codes, N_CHANNELS))
         for j, (segment, pair) in enumerate(zip(segments, pairs)):
             idx = self._segment(segment)
-            hists[j] = build_histogram(self.codes[idx], self._channels(idx, pair), self.n_codes)
+            hists[j] = build_histogram(self.codes[idx], self._channels(idx, pair, first_order), self.n_codes)
         return hists
 
     def find_splits(self, hists, min_samples_leaf):

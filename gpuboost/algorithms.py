@@ -1,0 +1,66 @@
+"""The algorithms: each is a loss (the multinomial logistic loss, for all of these) and the
+kind of trees one iteration grows. One grower and one backend serve them all.
+
+=================  ==========================  ================  =========================
+algorithm          trees per iteration         split gain        node value
+=================  ==========================  ================  =========================
+aoso               1 vector tree, each node    second order,     Newton step on the
+(paper 000)        picks its pair (eq 33)      eq (30)           node's pair (eq 27, 29)
+mart               K scalar trees, one per     first order       (K-1)/K x Newton step
+(Friedman 2001)    class
+robustlogit        K scalar trees              second order      (K-1)/K x Newton step
+(Li 2010)
+abcmart            K-1 trees on (k, base)      first order       Newton step on (k, base)
+(paper 001)        pairs; base searched
+abcrobustlogit     K-1 trees on (k, base)      second order      Newton step on (k, base)
+(paper 003)
+=================  ==========================  ================  =========================
+
+The names of the four K-tree methods are those of ABCBoost, the authors' own CPU library. Within
+an iteration of a K-tree method every tree sees the same p (recomputed once per iteration);
+its scores F are updated tree by tree. ABC's tree for class k adds +t to F_k and -t to F_base,
+which keeps F summing to zero as F_base = -sum_{k != base} F_k does in the papers. For two
+classes the scalar methods grow one tree per iteration on the pair (0, 1) (one tree carries all
+the information, as ABCBoost does with F_1 = -F_0), so that ABC-MART reduces to MART.
+
+The base class of ABC (ABCBoost's rule): every ``gap + 1`` iterations the ``search`` classes
+with the largest training loss (``search = 0``: every class, paper 003's exhaustive search)
+are tried; for each, the K-1 trees are grown and the candidate whose update leaves the lowest
+training loss is kept; the base is reused in between.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .grower import GrowerParams
+
+__all__ = ["ALGORITHMS", "K_TREE", "ABC", "trees_per_iteration", "iteration_plan"]
+
+ALGORITHMS = ("aoso", "mart", "robustlogit", "abcmart", "abcrobustlogit")
+K_TREE = ("mart", "robustlogit")
+ABC = ("abcmart", "abcrobustlogit")
+FIRST_ORDER = ("mart", "abcmart")
+
+
+def trees_per_iteration(algorithm: str, n_classes: int) -> int:
+    if algorithm in K_TREE:
+        return 1 if n_classes == 2 else n_classes
+    if algorithm in ABC:
+        return n_classes - 1
+    return 1
+
+
+def iteration_plan(algorithm: str, n_classes: int, params: GrowerParams, base: int | None = None) -> list[GrowerParams]:
+    """The trees of one iteration, in order, as grower parameters."""
+    first_order = algorithm in FIRST_ORDER
+    if algorithm == "aoso":
+        return [params]
+    if algorithm in ABC:
+        return [replace(params, fixed_pair=(k, base), first_order=first_order)
+                for k in range(n_classes) if k != base]
+    if n_classes == 2:  # one tree on the pair (0, 1) says all (see the module docstring)
+        return [replace(params, fixed_pair=(0, 1), first_order=first_order)]
+    scale = (n_classes - 1) / n_classes
+    return [replace(params, fixed_pair=(k, -1), first_order=first_order, value_scale=scale)
+            for k in range(n_classes)]
