@@ -214,7 +214,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             self.eval_loss_, self.eval_error_ = eval_loss, eval_error
             stop = False
             for callback in callbacks:  # every callback sees every iteration
-                stop = bool(callback.after_iteration(self, len(trees) - 1)) or stop
+                stop = bool(callback.after_iteration(self, len(train_loss) - 1)) or stop
             return stop
 
         result = boost(
@@ -279,8 +279,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"its learning_rate is {init.learning_rate}, this estimator's {self.learning_rate}")
         if init.algorithm != self.algorithm:
             problems.append(f"its algorithm is {init.algorithm!r}, this estimator's {self.algorithm!r}")
-        if len(init.trees_) > self.n_estimators:
-            problems.append(f"it has {len(init.trees_)} iterations already, more than n_estimators={self.n_estimators}")
+        if len(init.train_loss_) > self.n_estimators:
+            problems.append(f"it has {len(init.train_loss_)} iterations already, more than n_estimators={self.n_estimators}")
         if problems:
             raise ValueError("cannot continue training the given model: " + "; ".join(problems) + ".")
 
