@@ -10,6 +10,9 @@ mart               K scalar trees, one per     first order       (K-1)/K x Newto
 (Friedman 2001)    class
 robustlogit        K scalar trees              second order      (K-1)/K x Newton step
 (Li 2010)
+logitboost         K scalar trees, centred     weighted least    (K-1)/K x weighted mean
+(FHT 2000)         update F_k += (K-1)/K       squares on z,     of the working response
+                   (f_k - mean_j f_j)          |z| <= 4          z = (r-p)/(p(1-p))
 abcmart            K-1 trees on (k, base)      first order       Newton step on (k, base)
 (paper 001)        pairs; base searched
 abcrobustlogit     K-1 trees on (k, base)      second order      Newton step on (k, base)
@@ -34,16 +37,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .grower import GrowerParams
+from .losses import LOGITBOOST, SINGLE
 
 __all__ = ["ALGORITHMS", "K_TREE", "ABC", "trees_per_iteration", "iteration_plan"]
 
-ALGORITHMS = ("aoso", "mart", "robustlogit", "abcmart", "abcrobustlogit")
-K_TREE = ("mart", "robustlogit")
+ALGORITHMS = ("aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit")
+K_TREE = ("mart", "robustlogit", "logitboost")
 ABC = ("abcmart", "abcrobustlogit")
 FIRST_ORDER = ("mart", "abcmart")
 
 
 def trees_per_iteration(algorithm: str, n_classes: int) -> int:
+    if algorithm == "logitboost":
+        return n_classes
     if algorithm in K_TREE:
         return 1 if n_classes == 2 else n_classes
     if algorithm in ABC:
@@ -59,8 +65,13 @@ def iteration_plan(algorithm: str, n_classes: int, params: GrowerParams, base: i
     if algorithm in ABC:
         return [replace(params, fixed_pair=(k, base), first_order=first_order)
                 for k in range(n_classes) if k != base]
+    if algorithm == "logitboost":
+        # FHT's Algorithm 6: f_k fit to the clipped working response, and
+        # F_k += (K-1)/K (f_k - mean_j f_j): the tree of class k adds (K-1)/K f_k (e_k - 1/K)
+        return [replace(params, fixed_pair=(k, LOGITBOOST), value_scale=(n_classes - 1) / n_classes)
+                for k in range(n_classes)]
     if n_classes == 2:  # one tree on the pair (0, 1) says all (see the module docstring)
         return [replace(params, fixed_pair=(0, 1), first_order=first_order)]
     scale = (n_classes - 1) / n_classes
-    return [replace(params, fixed_pair=(k, -1), first_order=first_order, value_scale=scale)
+    return [replace(params, fixed_pair=(k, SINGLE), first_order=first_order, value_scale=scale)
             for k in range(n_classes)]

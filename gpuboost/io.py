@@ -178,7 +178,7 @@ def _check_tree(tree: Tree, index: int, n_features: int, n_classes: int, max_bin
             problems.append("a child that does not come after its parent")
         if np.any(tree.bin[internal] < 0) or np.any(tree.bin[internal] >= max_bins):
             problems.append("a bin threshold out of range")
-        if (tree.pair[:, 0].min() < 0 or tree.pair[:, 1].min() < -1 or tree.pair.max() >= n_classes
+        if (tree.pair[:, 0].min() < 0 or tree.pair[:, 1].min() < -2 or tree.pair.max() >= n_classes
                 or np.any(tree.pair[:, 0] == tree.pair[:, 1])):
             problems.append("a class pair out of range")
         if not np.all(np.isfinite(tree.value)):

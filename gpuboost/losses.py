@@ -28,6 +28,14 @@ __all__ = [
     "PAIR_RULES",
 ]
 
+#: Second entry of a tree's "pair" for the K-tree family's scalar trees: the single class r
+#: (MART, robust LogitBoost), and original LogitBoost's centred update (see pair_statistics).
+SINGLE, LOGITBOOST = -1, -2
+
+#: LogitBoost's working response is clipped to +-Z_MAX (the "crucial implementation
+#: protections" the papers cite).
+Z_MAX = 4.0
+
 #: Class-pair rules of paper 000, section 4.4: eq (33) is second order, eq (32) first order.
 PAIR_RULES = ("eq33", "eq32")
 
@@ -133,9 +141,17 @@ def pair_statistics(
 
     ``g_i = g_ir - g_is`` and ``h_i = p_ir (1 - p_ir) + p_is (1 - p_is) + 2 p_ir p_is``, for rows
     given as ``p``, ``pc`` of shape (n_rows, n_classes) and labels ``y`` of shape (n_rows,).
-    ``s < 0`` means the single class r (the K-tree family's tree for class r):
-    ``g_i = g_ir`` and ``h_i = p_ir (1 - p_ir)``.
+    ``s = SINGLE`` (-1) means the single class r (the K-tree family's tree for class r):
+    ``g_i = g_ir`` and ``h_i = p_ir (1 - p_ir)``. ``s = LOGITBOOST`` (-2): Friedman, Hastie and
+    Tibshirani's weighted least squares on the working response z = (r - p) / (p (1 - p)),
+    clipped to +-Z_MAX, with weights p (1 - p): ``g_i = -h_i clip(z_i)``, ``h_i = p_ir (1 - p_ir)``
+    (so that -G/H is the weighted mean of z, the least-squares fit).
     """
+    if s == LOGITBOOST:
+        h = p[:, r] * pc[:, r]
+        with np.errstate(divide="ignore"):
+            z = np.where(y == r, 1.0 / p[:, r], -1.0 / pc[:, r])  # (r - p) / (p (1 - p))
+        return -h * np.clip(z, -Z_MAX, Z_MAX), h
     if s < 0:
         return np.where(y == r, -pc[:, r], p[:, r]), p[:, r] * pc[:, r]
     p_r, p_s = p[:, r], p[:, s]

@@ -9,7 +9,7 @@ Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the
     left[j], right[j]   child node ids, -1 for a leaf
     pair[j]          the node's class pair (r, s): AOSO chooses it from the node's own rows,
                      ABC fixes it to (k, base) for the whole tree; s = -1 marks a scalar
-                     tree of class r (MART, robust LogitBoost)
+                     tree of class r (MART, robust LogitBoost), s = -2 original LogitBoost's
     value[j]         the node's Newton step t of eq (27), clipped; the node vector is
                      +t at r, -t at s, 0 elsewhere (eq 29), so a pair's vector sums to 0
     n_samples[j]     training rows in the node
@@ -55,10 +55,13 @@ class Tree:
     def node_vectors(self, n_classes: int) -> np.ndarray:
         """Eq (29): the K-vector of every node, shape (n_nodes, n_classes), float64.
 
-        +t at r and -t at s; a scalar tree of the K-tree family (s = -1) adds +t at r only.
+        +t at r and -t at s; a scalar tree of the K-tree family (s = -1) adds +t at r only;
+        original LogitBoost's tree (s = -2) adds t (e_r - 1/K), its centred update.
         """
         vectors = np.zeros((self.n_nodes, n_classes))
         nodes = np.arange(self.n_nodes)
+        centred = self.pair[:, 1] == -2
+        vectors[centred] -= (self.value[centred] / n_classes)[:, None]
         vectors[nodes, self.pair[:, 0]] += self.value
         paired = self.pair[:, 1] >= 0
         vectors[nodes[paired], self.pair[paired, 1]] -= self.value[paired]

@@ -48,7 +48,7 @@ def data():
     return codes, y, F
 
 
-@pytest.mark.parametrize("algorithm", ["mart", "robustlogit", "abcmart", "abcrobustlogit"])
+@pytest.mark.parametrize("algorithm", ["mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit"])
 def test_leaf_values_are_the_papers(algorithm, data):
     codes, y, F = data
     K = 4
@@ -60,7 +60,15 @@ def test_leaf_values_are_the_papers(algorithm, data):
         for (start, stop), leaf in zip(segments, leaf_ids):
             idx = rows[start:stop]
             r_k = (y[idx] == k).astype(float)
-            if algorithm in ("mart", "robustlogit"):
+            if algorithm == "logitboost":
+                # FHT: weighted least squares on z = (r - p) / (p (1 - p)), |z| <= 4, weights
+                # p (1 - p); the update keeps (K-1)/K of it, centred over the classes
+                assert b == -2
+                w = p[idx, k] * (1 - p[idx, k])
+                z = np.clip((r_k - p[idx, k]) / w, -4, 4)
+                expected = (K - 1) / K * np.sum(w * z) / np.sum(w)
+                np.testing.assert_allclose(tree.node_vectors(K)[leaf].sum(), 0.0, atol=1e-14)
+            elif algorithm in ("mart", "robustlogit"):
                 # Friedman's MART leaf: (K-1)/K sum (r - p) / sum p (1 - p)
                 assert b == -1
                 expected = (K - 1) / K * np.sum(r_k - p[idx, k]) / np.sum(p[idx, k] * (1 - p[idx, k]))
@@ -172,7 +180,7 @@ def test_every_algorithm_saves_loads_and_resumes(algorithm, small_multiclass, tm
     assert (tmp_path / "resumed.json").read_bytes() == (tmp_path / "full.json").read_bytes()
 
 
-@pytest.mark.parametrize("algorithm", ["mart", "robustlogit", "abcmart", "abcrobustlogit"])
+@pytest.mark.parametrize("algorithm", ["mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit"])
 def test_compiled_backend_builds_the_reference_model(algorithm, small_multiclass, monkeypatch):
     X, y = small_multiclass
     models = []

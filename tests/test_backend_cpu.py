@@ -72,6 +72,7 @@ def test_stages_agree(case):
     GrowerParams(fixed_pair=(1, 0), first_order=True),  # ABC-MART's tree for class 1, base 0
     GrowerParams(fixed_pair=(0, -1), value_scale=0.5, leaf_clip=50.0),  # robust LogitBoost's tree
     GrowerParams(fixed_pair=(1, -1), first_order=True, max_leaves=7),  # MART's tree
+    GrowerParams(fixed_pair=(1, -2), value_scale=0.75),  # original LogitBoost's tree
 ])
 def test_whole_tree_matches_the_python_grower(case, params):
     (ref, fast), F, _, codes, missing_code = pair_of_backends(*case)

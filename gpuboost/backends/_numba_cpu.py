@@ -19,6 +19,7 @@ from numba import njit, prange
 GRAD, HESS, COUNT = 0, 1, 2
 GAIN_NOISE = 8 * np.finfo(np.float64).eps  # as losses.GAIN_NOISE
 SPLIT_TIE = 1e-10  # as losses.SPLIT_TIE
+Z_MAX = 4.0  # as losses.Z_MAX
 
 #: Below this many (row, feature) or (row, class) cells a node's sums run on one thread:
 #: starting the thread pool costs more than it saves.
@@ -139,7 +140,15 @@ def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_t
 
 @njit(cache=True)
 def _pair_stat(i, r, s, p, pc, y):
-    """Eqs (25), (26) for row i; s < 0: the single class r (g_ir, p_ir (1 - p_ir))."""
+    """Eqs (25), (26) for row i; s = -1: the single class r (g_ir, p_ir (1 - p_ir));
+    s = -2: LogitBoost's clipped working response (see losses.pair_statistics)."""
+    if s == -2:
+        h = p[i, r] * pc[i, r]
+        if y[i] == r:
+            z = 1.0 / p[i, r] if p[i, r] > 0.0 else np.inf
+        else:
+            z = -1.0 / pc[i, r] if pc[i, r] > 0.0 else -np.inf
+        return -h * min(max(z, -Z_MAX), Z_MAX), h
     if s < 0:
         g = -pc[i, r] if y[i] == r else p[i, r]
         return g, p[i, r] * pc[i, r]
