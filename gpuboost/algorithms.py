@@ -17,6 +17,9 @@ abcmart            K-1 trees on (k, base)      first order       Newton step on 
 (paper 001)        pairs; base searched
 abcrobustlogit     K-1 trees on (k, base)      second order      Newton step on (k, base)
 (paper 003)
+klogitboost        1 vector tree updating      sum over classes  per class: -G_k / H_k
+(paper 000, s. 6)  all K classes; link         of the scalar     (diagonal Hessian, no
+                   p_k = exp(F_k - 1)          gains             sum-to-one constraint)
 =================  ==========================  ================  =========================
 
 The names of the four K-tree methods are those of ABCBoost, the authors' own CPU library. Within
@@ -41,7 +44,7 @@ from .losses import LOGITBOOST, SINGLE
 
 __all__ = ["ALGORITHMS", "K_TREE", "ABC", "trees_per_iteration", "iteration_plan"]
 
-ALGORITHMS = ("aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit")
+ALGORITHMS = ("aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit", "klogitboost")
 K_TREE = ("mart", "robustlogit", "logitboost")
 ABC = ("abcmart", "abcrobustlogit")
 FIRST_ORDER = ("mart", "abcmart")
@@ -62,6 +65,8 @@ def iteration_plan(algorithm: str, n_classes: int, params: GrowerParams, base: i
     first_order = algorithm in FIRST_ORDER
     if algorithm == "aoso":
         return [params]
+    if algorithm == "klogitboost":
+        return [replace(params, vector=True)]
     if algorithm in ABC:
         return [replace(params, fixed_pair=(k, base), first_order=first_order)
                 for k in range(n_classes) if k != base]

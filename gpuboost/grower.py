@@ -44,6 +44,7 @@ class GrowerParams:
     fixed_pair: tuple[int, int] | None = None
     first_order: bool = False
     value_scale: float = 1.0
+    vector: bool = False  # K-LogitBoost: every node has K values, the gain sums over classes
 
 
 @dataclass
@@ -78,7 +79,9 @@ class TreeGrower:
         """Pairs, then sums or histograms and best splits, for a batch of new nodes."""
         nodes = [self.nodes[i] for i in node_ids]
         segments = np.array([[n.start, n.stop] for n in nodes], dtype=np.int64)
-        if self.params.fixed_pair is None:
+        if self.params.vector:
+            pairs = np.tile(np.array([0, losses.VECTOR], dtype=np.int64), (len(nodes), 1))
+        elif self.params.fixed_pair is None:
             pairs = self.backend.select_pairs(segments, self.params.pair_rule)
         else:
             pairs = np.tile(np.asarray(self.params.fixed_pair, dtype=np.int64), (len(nodes), 1))
@@ -89,9 +92,13 @@ class TreeGrower:
         ]
         grow = [j for j, ok in enumerate(splittable) if ok]
         rest = [j for j, ok in enumerate(splittable) if not ok]
-        if grow:
+        if grow and self.params.vector:
+            found = self.backend.find_vector_splits(self.backend.vector_histograms(segments[grow]),
+                                                    self.params.min_samples_leaf)
+        elif grow:
             hists = self.backend.histograms(segments[grow], pairs[grow], self.params.first_order)
             found = self.backend.find_splits(hists, self.params.min_samples_leaf)
+        if grow:
             for k, j in enumerate(grow):
                 nodes[j].sums = found.sums[k]
                 if found.gain[k] > 0.0:
@@ -99,7 +106,8 @@ class TreeGrower:
                                       int(found.bin[k]), bool(found.missing_left[k]))
                     heapq.heappush(self.heap, (-found.gain[k], node_ids[j]))
         if rest:
-            sums = self.backend.node_sums(segments[rest], pairs[rest])
+            sums = (self.backend.vector_node_sums(segments[rest]) if self.params.vector
+                    else self.backend.node_sums(segments[rest], pairs[rest]))
             for k, j in enumerate(rest):
                 nodes[j].sums = sums[k]
 
@@ -155,8 +163,14 @@ class TreeGrower:
             sums = self.backend.node_sums(np.array([[node.start, node.stop] for node in nodes]), pairs)
         else:
             sums = np.array([node.sums for node in nodes])
+        if self.params.vector:
+            K = (sums.shape[1] - 1) // 2
+            vector = losses.node_value(sums[:, :K], sums[:, K:2 * K], self.params.leaf_clip)
+            sums = np.stack([np.zeros(n), np.ones(n), sums[:, -1]], axis=1)  # value 0: see vector
         tree = make_tree(feature, bin_, missing_left, left, right, pairs, sums, gain, self.bin_edge,
                          self.params.leaf_clip, self.params.value_scale)
+        if self.params.vector:
+            tree.vector = vector
         leaf_ids = np.flatnonzero(tree.is_leaf)
         segments = np.array([[nodes[j].start, nodes[j].stop] for j in leaf_ids], dtype=np.int64)
         return tree, segments, leaf_ids

@@ -178,11 +178,13 @@ def _check_tree(tree: Tree, index: int, n_features: int, n_classes: int, max_bin
             problems.append("a child that does not come after its parent")
         if np.any(tree.bin[internal] < 0) or np.any(tree.bin[internal] >= max_bins):
             problems.append("a bin threshold out of range")
-        if (tree.pair[:, 0].min() < 0 or tree.pair[:, 1].min() < -2 or tree.pair.max() >= n_classes
+        if (tree.pair[:, 0].min() < 0 or tree.pair[:, 1].min() < -3 or tree.pair.max() >= n_classes
                 or np.any(tree.pair[:, 0] == tree.pair[:, 1])):
             problems.append("a class pair out of range")
         if not np.all(np.isfinite(tree.value)):
             problems.append("a non-finite node value")
+        if tree.vector is not None and (tree.vector.shape != (n, n_classes) or not np.all(np.isfinite(tree.vector))):
+            problems.append("node vectors of the wrong shape or not finite")
     if problems:
         raise ModelFormatError(f"tree {index} is damaged: {', '.join(problems)}.")
 

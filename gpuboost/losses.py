@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "klogit_link",
     "predicted_class",
     "softmax",
     "softmax_with_loss",
@@ -29,8 +30,9 @@ __all__ = [
 ]
 
 #: Second entry of a tree's "pair" for the K-tree family's scalar trees: the single class r
-#: (MART, robust LogitBoost), and original LogitBoost's centred update (see pair_statistics).
-SINGLE, LOGITBOOST = -1, -2
+#: (MART, robust LogitBoost), original LogitBoost's centred update (see pair_statistics), and
+#: K-LogitBoost's vector trees, whose nodes carry one value per class.
+SINGLE, LOGITBOOST, VECTOR = -1, -2, -3
 
 #: LogitBoost's working response is clipped to +-Z_MAX (the "crucial implementation
 #: protections" the papers cite).
@@ -94,6 +96,26 @@ def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def multiclass_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """Training loss ``sum_i w_i (-log p_{i,y_i})``, computed as logsumexp(F_i) - F_{i,y_i}."""
     return softmax_with_loss(F, y, sample_weight)[2]
+
+
+def klogit_link(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None):
+    """K-LogitBoost (paper 000, section 6): the unnormalised link and its loss.
+
+    p_k = exp(F_k - 1); per-sample loss sum_k p_k - F_y; gradient p - r; Hessian diag(p).
+    Returns p, the gradient g (with expm1 at the label, so that it keeps its digits as p_y
+    approaches 1) and the weighted loss sum.
+    """
+    F = np.asarray(F, dtype=np.float64)
+    rows = np.arange(F.shape[0])
+    p = np.exp(F - 1.0)
+    g = p.copy()
+    g[rows, y] = np.expm1(F[rows, y] - 1.0)
+    # exp(a) - (a + 1) with a = F_y - 1, written so that it does not cancel for small a
+    a = F[rows, y] - 1.0
+    per_sample = (np.expm1(a) - a) + (p.sum(axis=1) - p[rows, y])
+    if sample_weight is not None:
+        per_sample = per_sample * sample_weight
+    return p, g, float(per_sample.sum())
 
 
 def gradient(p: np.ndarray, pc: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._device import resolve_device
-from .backends import backend_class
+from .backends import NumpyBackend, backend_class
 from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
 from .boosting import EvalSet, boost
@@ -30,10 +30,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    algorithm : {"aoso", "mart", "robustlogit", "abcmart", "abcrobustlogit"}, default="aoso"
+    algorithm : {"aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit", \
+"klogitboost"}, default="aoso"
         The boosting algorithm (``gpuboost.algorithms`` has the table): AOSO-LogitBoost grows
-        one vector tree per iteration; MART and robust LogitBoost K trees (one per class);
-        ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees against a base class.
+        one vector tree per iteration; MART, robust LogitBoost and the original LogitBoost K
+        trees (one per class); ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees
+        against a base class; K-LogitBoost one vector tree updating all K classes (on the NumPy
+        reference backend only, for now). ``train_loss_`` is each algorithm's own training
+        loss (K-LogitBoost's is sum_k p_k - F_y); ``eval_loss_`` is the multinomial log loss
+        for every algorithm.
     n_estimators : int, default=1000
         Boosting iterations (AOSO: one tree each; ``n_trees_`` counts the trees).
     max_leaves : int, default=20
@@ -194,11 +199,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         codes = self._bin_mapper.transform(X)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
-        backend = backend_class(device)(
-            codes, y_codes, weight, n_classes,
-            n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
-            n_threads=self._n_threads(),
-        )
+        if self.algorithm == "klogitboost":
+            # its vector trees and unnormalised link exist on the NumPy reference backend only
+            backend = NumpyBackend(codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
+                                   missing_code=self._bin_mapper.missing_bin, link="klogit")
+        else:
+            backend = backend_class(device)(
+                codes, y_codes, weight, n_classes,
+                n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
+                n_threads=self._n_threads(),
+            )
         callbacks = list(self.callbacks or [])
         # the fitted state exists from the start, so that callbacks can save the model so far
         self.device_ = device

@@ -14,6 +14,7 @@ Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the
                      +t at r, -t at s, 0 elsewhere (eq 29), so a pair's vector sums to 0
     n_samples[j]     training rows in the node
     gain[j]          the gain of eq (30) of the node's split (0 for a leaf)
+    vector[j]        K-LogitBoost only (pair (0, -3)): the node's K values, one per class
 
 The same arrays serve prediction, the model file and (later) the GPU.
 """
@@ -39,6 +40,7 @@ class Tree:
     value: np.ndarray
     n_samples: np.ndarray
     gain: np.ndarray
+    vector: np.ndarray | None = None  # (n_nodes, K): K-LogitBoost's per-class node values
 
     @property
     def n_nodes(self) -> int:
@@ -58,6 +60,8 @@ class Tree:
         +t at r and -t at s; a scalar tree of the K-tree family (s = -1) adds +t at r only;
         original LogitBoost's tree (s = -2) adds t (e_r - 1/K), its centred update.
         """
+        if self.vector is not None:  # K-LogitBoost: every class has its own value
+            return self.vector.copy()
         vectors = np.zeros((self.n_nodes, n_classes))
         nodes = np.arange(self.n_nodes)
         centred = self.pair[:, 1] == -2
@@ -80,11 +84,14 @@ class Tree:
         return node
 
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name).tolist() for f in fields(self)}
+        return {f.name: getattr(self, f.name).tolist() for f in fields(self) if getattr(self, f.name) is not None}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Tree":
         dtypes = {"feature": np.int32, "bin": np.int32, "threshold": np.float64, "missing_left": bool,
                   "left": np.int32, "right": np.int32, "pair": np.int32, "value": np.float64,
                   "n_samples": np.int64, "gain": np.float64}
-        return cls(**{name: np.asarray(data[name], dtype=dt) for name, dt in dtypes.items()})
+        tree = cls(**{name: np.asarray(data[name], dtype=dt) for name, dt in dtypes.items()})
+        if "vector" in data:
+            tree.vector = np.asarray(data["vector"], dtype=np.float64)
+        return tree

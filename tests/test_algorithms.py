@@ -207,3 +207,59 @@ def test_abcboost_numbers_on_digits():
                                 min_samples_leaf=10, max_bins=1000, leaf_clip=50.0, search=2, gap=5)
         errors = int(np.sum(model.fit(X_train, y_train).predict(X_test) != y_test))
         assert abs(errors - theirs) <= 4, f"{algorithm}: {errors} test errors, ABCBoost {theirs}"
+
+
+def test_klogit_link_derivatives_by_finite_differences():
+    rng = np.random.default_rng(5)
+    F = rng.normal(size=(20, 3))
+    y = rng.integers(0, 3, size=20)
+
+    def loss(F):
+        return np.exp(F - 1).sum(axis=1) - F[np.arange(20), y]
+
+    p, g, total = losses.klogit_link(F, y)
+    np.testing.assert_allclose(total, loss(F).sum(), rtol=1e-13)
+    eps = 1e-5
+    for k in range(3):
+        step = np.zeros_like(F)
+        step[:, k] = eps
+        np.testing.assert_allclose(g[:, k], (loss(F + step) - loss(F - step)) / (2 * eps), atol=1e-8)
+        second = (loss(F + step) - 2 * loss(F) + loss(F - step)) / eps**2
+        np.testing.assert_allclose(p[:, k], second, atol=1e-4)  # Hessian diag(p)
+
+
+def test_klogitboost_vector_tree_against_brute_force(data):
+    codes, y, F = data
+    K = 4
+    backend = NumpyBackend(codes, y, None, K, n_bins=12, missing_code=255, link="klogit")
+    backend.set_scores(F)
+    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: float(b), 200)
+    tree, segments, leaf_ids = grower.grow()
+    p = np.exp(F - 1)
+    g = p - np.eye(K)[y]
+    # the split: the largest sum over classes of the per-class gain
+    best = (-np.inf, None)
+    for f in range(3):
+        for b in range(12):
+            left = codes[:, f] <= b
+            if 0 < left.sum() < 200:
+                gain = sum(losses.split_gain(g[left, k].sum(), p[left, k].sum(), g[~left, k].sum(), p[~left, k].sum(),
+                                             g[:, k].sum(), p[:, k].sum()) for k in range(K))
+                if gain > best[0] * (1 + 1e-10):
+                    best = (gain, (f, b))
+    assert (tree.feature[0], tree.bin[0]) == best[1]
+    for (start, stop), leaf in zip(segments, leaf_ids):
+        idx = backend.rows[start:stop]
+        np.testing.assert_allclose(tree.vector[leaf], -g[idx].sum(axis=0) / p[idx].sum(axis=0), rtol=1e-10)
+
+
+def test_klogitboost_trains_on_its_own_link(small_multiclass):
+    X, y = small_multiclass
+    model = BoostClassifier(algorithm="klogitboost", n_estimators=15, max_leaves=6).fit(X, y)
+    F = model.decision_function(X)
+    # the training loss is K-LogitBoost's own, sum_k exp(F_k - 1) - F_y, not the log loss
+    np.testing.assert_allclose(model.train_loss_[-1], np.sum(np.exp(F - 1).sum(axis=1) - F[np.arange(len(y)), y]),
+                               rtol=1e-10)
+    link = np.exp(F - 1)
+    np.testing.assert_allclose(model.predict_proba(X), link / link.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert model.score(X, y) > 0.8

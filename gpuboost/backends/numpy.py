@@ -42,17 +42,35 @@ def build_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, counts:
     return hist.T.reshape(n_features, n_codes, n_channels)
 
 
-def _direction_gains(left, right, sums, min_samples_leaf):
-    """Gain of eq (30) for given side sums (..., N_CHANNELS); -inf where a side is too small."""
+def pair_gain(left, right, sums):
+    """Eq (30) for side sums (..., N_CHANNELS) and node sums (n_nodes, N_CHANNELS)."""
     G = sums[:, None, None, GRAD]
     H = sums[:, None, None, HESS]
-    gain = losses.split_gain(left[..., GRAD], left[..., HESS], right[..., GRAD], right[..., HESS], G, H)
-    valid = (left[..., COUNT] >= min_samples_leaf) & (right[..., COUNT] >= min_samples_leaf)
+    return losses.split_gain(left[..., GRAD], left[..., HESS], right[..., GRAD], right[..., HESS], G, H)
+
+
+def vector_gain(left, right, sums):
+    """K-LogitBoost's gain: eq (30) per class on channels (g_0..g_K-1, h_0..h_K-1, count), summed."""
+    K = (sums.shape[1] - 1) // 2
+    total = 0.0
+    for k in range(K):
+        total = total + losses.split_gain(left[..., k], left[..., K + k], right[..., k], right[..., K + k],
+                                          sums[:, None, None, k], sums[:, None, None, K + k])
+    return total
+
+
+def _direction_gains(left, right, sums, min_samples_leaf, gain_fn):
+    """Gains for given side sums (..., channels); -inf where a side is too small.
+
+    The last channel counts rows.
+    """
+    gain = gain_fn(left, right, sums)
+    valid = (left[..., -1] >= min_samples_leaf) & (right[..., -1] >= min_samples_leaf)
     return np.where(valid, gain, -np.inf)
 
 
-def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int) -> SplitBatch:
-    """Best split of each node by eq (30), from its histogram.
+def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain_fn=pair_gain) -> SplitBatch:
+    """Best split of each node by eq (30) (or ``gain_fn``), from its histogram.
 
     A threshold ``b`` sends value bins ``0..b`` left; missing values (the last code) go right
     or left, both tried. Each side's sums are prefix / suffix sums of the bins (no subtraction
@@ -61,7 +79,8 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int) -> S
     node has no missing values, missing values at prediction go to the child with more rows
     (left on a tie).
 
-    hists : (n_nodes, n_features, n_codes, N_CHANNELS); sums : (n_nodes, N_CHANNELS).
+    hists : (n_nodes, n_features, n_codes, channels); sums : (n_nodes, channels); the last
+    channel counts rows.
     """
     value_bins = hists[:, :, :-1, :]
     missing = hists[:, :, -1:, :]
@@ -69,12 +88,12 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int) -> S
     # suffix[b] = sum of the value bins after b
     suffix = np.zeros_like(prefix)
     suffix[:, :, :-1, :] = np.cumsum(value_bins[:, :, :0:-1, :], axis=2)[:, :, ::-1, :]
-    has_missing = missing[:, 0, 0, COUNT] > 0  # the missing counts are the same for every feature
+    has_missing = missing[:, 0, 0, -1] > 0  # the missing counts are the same for every feature
     gain = np.full(prefix.shape[:3] + (2,), -np.inf)
-    gain[..., 0] = _direction_gains(prefix, suffix + missing, sums, min_samples_leaf)
+    gain[..., 0] = _direction_gains(prefix, suffix + missing, sums, min_samples_leaf, gain_fn)
     if has_missing.any():
         m = has_missing
-        gain[m, ..., 1] = _direction_gains(prefix[m] + missing[m], suffix[m], sums[m], min_samples_leaf)
+        gain[m, ..., 1] = _direction_gains(prefix[m] + missing[m], suffix[m], sums[m], min_samples_leaf, gain_fn)
 
     n_nodes, n_features, n_bins = gain.shape[:3]
     flat = gain.reshape(n_nodes, -1)
@@ -85,8 +104,8 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int) -> S
     best = np.where(np.isfinite(top), np.argmax(flat >= threshold[:, None], axis=1), 0)
     feature, bin_, direction = np.unravel_index(best, (n_features, n_bins, 2))
     nodes = np.arange(n_nodes)
-    left_rows = prefix[nodes, feature, bin_, COUNT] + np.where(direction == 1, missing[nodes, feature, 0, COUNT], 0)
-    missing_left = np.where(has_missing, direction == 1, left_rows >= sums[:, COUNT] - left_rows)
+    left_rows = prefix[nodes, feature, bin_, -1] + np.where(direction == 1, missing[nodes, feature, 0, -1], 0)
+    missing_left = np.where(has_missing, direction == 1, left_rows >= sums[:, -1] - left_rows)
     return SplitBatch(
         gain=gain[nodes, feature, bin_, direction],
         feature=feature.astype(np.int64),
@@ -101,8 +120,11 @@ class NumpyBackend(Backend):
 
     name = "numpy"
 
-    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1):
+    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1, link="softmax"):
         codes = np.asarray(codes)
+        if link not in ("softmax", "klogit"):
+            raise ValueError(f"link must be 'softmax' or 'klogit', got {link!r}")
+        self.link = link
         # Histograms are n_bins + 1 wide: the value bins in use, then the missing values.
         self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
         self.y = np.asarray(y, dtype=np.intp)
@@ -114,8 +136,38 @@ class NumpyBackend(Backend):
 
     # -- per-iteration state -------------------------------------------------------------
     def set_scores(self, F):
+        if self.link == "klogit":  # K-LogitBoost's unnormalised link: p = exp(F - 1)
+            self.p, self.g, loss = losses.klogit_link(F, self.y, self.weight)
+            self.pc = 1.0 - self.p  # (for class_losses only; K-LogitBoost needs no complement)
+            return loss
         self.p, self.pc, loss = losses.softmax_with_loss(F, self.y, self.weight)
         return loss
+
+    # -- K-LogitBoost's vector trees: channels (g_0..g_K-1, h_0..h_K-1, count) ------------
+    def _vector_channels(self, idx):
+        g, h = self.g[idx], self.p[idx]  # Hessian diag(p)
+        w = self._weights(idx)
+        if w is not None:
+            g, h = g * w[:, None], h * w[:, None]
+        return np.concatenate([g, h], axis=1)
+
+    def vector_node_sums(self, segments):
+        sums = np.empty((len(segments), 2 * self.n_classes + 1))
+        for j, segment in enumerate(segments):
+            idx = self._segment(segment)
+            sums[j, :-1] = self._vector_channels(idx).sum(axis=0)
+            sums[j, -1] = idx.size
+        return sums
+
+    def vector_histograms(self, segments):
+        hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, 2 * self.n_classes + 1))
+        for j, segment in enumerate(segments):
+            idx = self._segment(segment)
+            hists[j] = build_histogram(self.codes[idx], self._vector_channels(idx), self.n_codes)
+        return hists
+
+    def find_vector_splits(self, hists, min_samples_leaf):
+        return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, vector_gain)
 
     def reset_partition(self):
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
