@@ -112,7 +112,7 @@ def test_parallel_sums_are_the_sequential_ones():
     from gpuboost.backends._numba_cpu import PARALLEL_CELLS
 
     rng = np.random.default_rng(11)
-    n, d, k = 20000, 8, 7
+    n, d, k = 140000, 8, 8
     assert n * d >= PARALLEL_CELLS and n * k >= PARALLEL_CELLS
     codes = rng.integers(0, 64, size=(n, d)).astype(np.uint8)
     codes[rng.random((n, d)) < 0.05] = 255
@@ -133,9 +133,12 @@ def test_parallel_sums_are_the_sequential_ones():
 def test_thread_count_does_not_change_the_model(tmp_path):
     from gpuboost import BoostClassifier
 
+    from gpuboost.backends._numba_cpu import PARALLEL_CELLS
+
     rng = np.random.default_rng(12)
-    X = rng.normal(size=(20000, 8))
-    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=20000), [-1, 0, 1])
+    X = rng.normal(size=(140000, 8))
+    assert X.size >= PARALLEL_CELLS  # the root's histogram takes the feature-parallel path
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * rng.normal(size=140000), [-1, 0, 1])
     files = []
     for n_jobs in (1, 2):
         path = tmp_path / f"model{n_jobs}.json"
