@@ -175,7 +175,19 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             Train it on the same data: the continued run then builds exactly the trees an
             uninterrupted run would. ``warm_start=True`` does the same with this estimator's
             own fitted trees.
+
+        A fit that fails (bad input, a continuation that does not match, an interrupt) leaves
+        the estimator as it was before: a fitted model is not lost to a failed refit.
         """
+        previous = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight, eval_set, init_model)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(previous)
+            raise
+
+    def _fit(self, X, y, sample_weight, eval_set, init_model):
         self._check_params()
         device = resolve_device(self.device)
         init = self._initial_model(init_model)

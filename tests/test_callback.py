@@ -135,3 +135,17 @@ def test_a_killed_run_resumes_to_the_same_bytes(tmp_path):
     run(str(script), "full", reference, "0", check=True)
     assert open(checkpoint + ".final", "rb").read() == open(reference, "rb").read()
     assert gpuboost.load_model(reference).n_trees_ == 40
+
+
+def test_a_failed_refit_leaves_the_fitted_model_intact(small_multiclass):
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=5, max_leaves=4, warm_start=True).fit(X, y)
+    before = model.predict_proba(X)
+    classes = model.classes_.copy()
+    with pytest.raises(ValueError, match="classes"):
+        model.set_params(n_estimators=10).fit(X, y + 1)  # other labels: cannot continue
+    with pytest.raises(ValueError, match="features"):
+        model.fit(X[:, :2], y)
+    np.testing.assert_array_equal(model.classes_, classes)
+    np.testing.assert_array_equal(model.predict_proba(X), before)
+    assert model.n_trees_ == 5 and model.n_features_in_ == X.shape[1]
