@@ -57,6 +57,8 @@ def check_params(est, algorithms) -> None:
         not isinstance(est.n_jobs, numbers.Integral) or isinstance(est.n_jobs, bool) or est.n_jobs == 0
     ):
         raise ValueError(f"n_jobs must be None or a non-zero integer, got {est.n_jobs!r}.")
+    if est.early_stopping_rounds is not None:
+        integer("early_stopping_rounds", 1)
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
     if est.callbacks is not None:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["Callback", "Checkpoint"]
+import numpy as np
+
+__all__ = ["Callback", "Checkpoint", "EarlyStopping"]
 
 
 class Callback:
@@ -64,3 +66,56 @@ class Checkpoint(Callback):
 
     def __repr__(self) -> str:
         return f"Checkpoint({self.path!r}, every={self.every})"
+
+
+class EarlyStopping(Callback):
+    """Stop when the loss on an ``eval_set`` has not improved for ``rounds`` iterations.
+
+    When training ends, the model keeps the trees up to its best iteration (the one with the
+    lowest eval loss; the first of equal ones), and ``best_iteration_`` (counting from 0) and
+    ``best_score_`` are set on the estimator. ``BoostClassifier(early_stopping_rounds=N)``
+    adds one for the first eval set.
+
+    Parameters
+    ----------
+    rounds : int
+        Iterations without improvement before training stops.
+    data : int, default=0
+        Which ``eval_set`` entry to watch.
+    metric : {"loss", "error"}, default="loss"
+        The multinomial log loss, or the number of misclassified rows.
+    """
+
+    def __init__(self, rounds: int, data: int = 0, metric: str = "loss"):
+        if not isinstance(rounds, int) or rounds < 1:
+            raise ValueError(f"rounds must be a positive integer, got {rounds!r}.")
+        if metric not in ("loss", "error"):
+            raise ValueError(f"metric must be 'loss' or 'error', got {metric!r}.")
+        self.rounds, self.data, self.metric = rounds, data, metric
+
+    def _history(self, model):
+        history = model.eval_loss_ if self.metric == "loss" else model.eval_error_
+        if len(history) <= self.data:
+            raise ValueError(
+                f"early stopping watches eval_set[{self.data}], but fit got {len(history)} eval set(s); "
+                "pass eval_set=[(X_valid, y_valid)]."
+            )
+        return history[self.data]
+
+    def before_training(self, model) -> None:
+        self.best_score, self.best_iteration = np.inf, -1
+
+    def after_iteration(self, model, iteration: int) -> bool:
+        history = self._history(model)
+        if len(history) and history[-1] < self.best_score:
+            self.best_score, self.best_iteration = float(history[-1]), len(history) - 1
+        return len(history) - 1 - self.best_iteration >= self.rounds
+
+    def after_training(self, model) -> None:
+        if self.best_iteration < 0:
+            return
+        model._truncate(self.best_iteration + 1)
+        model.best_iteration_, model.best_score_ = self.best_iteration, self.best_score
+
+    def __repr__(self) -> str:
+        return f"EarlyStopping({self.rounds}, data={self.data}, metric={self.metric!r})"

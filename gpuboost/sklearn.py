@@ -80,6 +80,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     gap : int, default=5
         ABC only: the base class is searched every ``gap + 1`` iterations and reused in
         between (``search=1, gap=0`` is paper 001's "worst class" rule).
+    early_stopping_rounds : int or None, default=None
+        Stop when the loss on the first ``eval_set`` has not improved for this many
+        iterations, and keep the trees up to the best iteration (``best_iteration_``,
+        ``best_score_``); see ``gpuboost.callback.EarlyStopping``.
 
     Attributes
     ----------
@@ -122,6 +126,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         callbacks: list | None = None,
         search: int = 2,
         gap: int = 5,
+        early_stopping_rounds: int | None = None,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -140,6 +145,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.callbacks = callbacks
         self.search = search
         self.gap = gap
+        self.early_stopping_rounds = early_stopping_rounds
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -222,6 +228,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 n_threads=self._n_threads(),
             )
         callbacks = list(self.callbacks or [])
+        if self.early_stopping_rounds is not None:
+            from .callback import EarlyStopping
+
+            if not eval_sets:
+                raise ValueError("early_stopping_rounds needs a validation set: pass eval_set=[(X_valid, y_valid)].")
+            callbacks.insert(0, EarlyStopping(self.early_stopping_rounds))  # its end state first
         # the fitted state exists from the start, so that callbacks can save the model so far
         self.device_ = device
         self.trees_ = [] if init is None else list(init.trees_)
@@ -315,6 +327,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if unknown.size:
             raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
         return EvalSet(self._bin_mapper.transform(X), np.searchsorted(self.classes_, y))
+
+    def _truncate(self, n_iterations: int) -> None:
+        """Keep the first ``n_iterations`` iterations' trees (early stopping's best model)."""
+        per = trees_per_iteration(self.algorithm, len(self.classes_))
+        self.trees_ = self.trees_[: n_iterations * per]
+        self.train_loss_ = self.train_loss_[:n_iterations]
+        self.eval_loss_ = [v[:n_iterations] for v in self.eval_loss_]
+        self.eval_error_ = [v[:n_iterations] for v in self.eval_error_]
 
     @property
     def n_estimators_(self) -> int:

@@ -149,3 +149,26 @@ def test_a_failed_refit_leaves_the_fitted_model_intact(small_multiclass):
     np.testing.assert_array_equal(model.classes_, classes)
     np.testing.assert_array_equal(model.predict_proba(X), before)
     assert model.n_trees_ == 5 and model.n_features_in_ == X.shape[1]
+
+
+def test_early_stopping_keeps_the_best_iteration():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + rng.normal(scale=1.5, size=300) > 0).astype(int)  # noisy: overfits soon
+    X_valid = rng.normal(size=(300, 4))
+    y_valid = (X_valid[:, 0] + rng.normal(scale=1.5, size=300) > 0).astype(int)
+    model = BoostClassifier(n_estimators=500, max_leaves=8, learning_rate=0.3, early_stopping_rounds=10)
+    model.fit(X, y, eval_set=[(X_valid, y_valid)])
+    full = BoostClassifier(n_estimators=500, max_leaves=8, learning_rate=0.3).fit(X, y, eval_set=[(X_valid, y_valid)])
+    best = int(np.argmin(full.eval_loss_[0]))
+    assert model.best_iteration_ == best < 490  # it stopped well before the budget
+    assert model.n_estimators_ == best + 1 and len(model.eval_loss_[0]) == best + 1
+    assert model.best_score_ == pytest.approx(full.eval_loss_[0][best])
+    staged = list(full.staged_predict_proba(X_valid))[best]
+    np.testing.assert_array_equal(model.predict_proba(X_valid), staged)
+
+
+def test_early_stopping_needs_an_eval_set(small_multiclass):
+    X, y = small_multiclass
+    with pytest.raises(ValueError, match="eval_set"):
+        BoostClassifier(n_estimators=5, early_stopping_rounds=3).fit(X, y)
