@@ -85,7 +85,7 @@ def _truncated_file():
 
     path = Path(tempfile.mkdtemp()) / "model.json"
     small().fit(X, y).save_model(path)
-    path.write_text(path.read_text()[:200])
+    path.write_text(path.read_text()[:10])  # cut inside the first key: the same text whatever the params
     return path
 
 
