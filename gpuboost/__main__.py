@@ -1,6 +1,14 @@
-"""``python -m gpuboost``: the command line.
+"""The command line: ``gpuboost`` (installed) or ``python -m gpuboost``.
 
-``demo`` trains AOSO-LogitBoost on generated poker hands (no download) and evaluates it.
+    gpuboost train DATA -o MODEL [--algorithm aoso] [--n-estimators 1000] [--eval DATA] ...
+    gpuboost predict MODEL DATA [--proba] [-o OUT.csv]
+    gpuboost evaluate MODEL DATA
+    gpuboost demo                       # generated poker hands, no download
+
+DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz file (see
+``gpuboost.datasets.load_data``). Every estimator parameter is a flag of ``train``. Exit status:
+0 on success, 1 when the input or a file is wrong (the message says what), 2 for a command-line
+usage error.
 """
 
 from __future__ import annotations
@@ -10,6 +18,110 @@ import sys
 import time
 
 import numpy as np
+
+#: estimator parameters that are not command-line flags (objects, not values)
+_NOT_FLAGS = {"callbacks", "warm_start", "random_state"}
+#: flag types of the parameters whose default is None
+_NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int}
+
+
+def _add_estimator_flags(parser) -> None:
+    from . import BoostClassifier
+
+    for name, default in BoostClassifier().get_params().items():
+        if name in _NOT_FLAGS:
+            continue
+        kind = _NONE_TYPES.get(name, type(default))
+        parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=default, dest=name,
+                            help=f"(default: {default})")
+
+
+def _load(path, label_column):
+    from .datasets import load_data
+
+    return load_data(path, label_column=label_column)
+
+
+def _train(args) -> int:
+    from . import BoostClassifier
+
+    X, y = _load(args.data, args.label_column)
+    params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
+    eval_set = None
+    if args.eval:
+        eval_set = [_load(args.eval, args.label_column)]
+    model = BoostClassifier(**params)
+    print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, "
+          f"{len(np.unique(y))} classes", flush=True)
+    started = time.perf_counter()
+    model.fit(X, y, eval_set=eval_set)
+    seconds = time.perf_counter() - started
+    model.save_model(args.output)
+    line = (f"{model.n_estimators_} iterations, {model.n_trees_} trees in {seconds:.1f} s; "
+            f"training loss {model.train_loss_[-1]:.6g}")
+    if eval_set:
+        line += f"; {args.eval}: {model.eval_error_[0][-1]} errors of {len(eval_set[0][1])}"
+    print(line)
+    print(f"model saved to {args.output}")
+    return 0
+
+
+def _predict(args) -> int:
+    from . import load_model
+
+    model = load_model(args.model)
+    X, _ = _load(args.data, args.label_column) if not args.unlabelled else (_unlabelled(args.data), None)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.proba:
+            proba = model.predict_proba(X)
+            out.write(",".join(str(c) for c in model.classes_) + "\n")
+            for row in proba:
+                out.write(",".join(repr(float(v)) for v in row) + "\n")
+        else:
+            out.write("label\n")
+            for label in model.predict(X):
+                out.write(f"{label}\n")
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def _unlabelled(path):
+    """A CSV of features only (no label column)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.reader(f) if r]
+    try:
+        float(rows[0][0])
+    except ValueError:
+        rows = rows[1:]  # header
+    return np.array([[float(v) if v.strip() else np.nan for v in r] for r in rows])
+
+
+def _evaluate(args) -> int:
+    from sklearn.metrics import confusion_matrix, log_loss
+
+    from . import load_model
+
+    model = load_model(args.model)
+    X, y = _load(args.data, args.label_column)
+    predicted = model.predict(X)
+    errors = int(np.sum(predicted != y))
+    print(f"{args.data}: {len(y)} rows; {errors} errors ({100 * errors / len(y):.2f}%), "
+          f"accuracy {1 - errors / len(y):.4f}")
+    known = np.isin(y, model.classes_)
+    if known.all():
+        print(f"log loss {log_loss(y, model.predict_proba(X), labels=model.classes_):.6g}")
+    matrix = confusion_matrix(y, predicted, labels=model.classes_)
+    width = max(6, max(len(str(c)) for c in model.classes_) + 1)
+    print("confusion matrix (rows: true class, columns: predicted)")
+    print(" " * width + "".join(f"{str(c):>{width}}" for c in model.classes_))
+    for c, row in zip(model.classes_, matrix):
+        print(f"{str(c):>{width}}" + "".join(f"{v:>{width}d}" for v in row))
+    return 0
 
 
 def _demo(args) -> int:
@@ -43,8 +155,29 @@ def _demo(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="gpuboost", description="Multi-class boosting (AOSO-LogitBoost).")
+    parser = argparse.ArgumentParser(prog="gpuboost", description="Multi-class boosting (AOSO-LogitBoost and family).")
     commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="train a model on a data file and save it")
+    train.add_argument("data", help="training data: .libsvm/.svm/.txt, .csv or .npz")
+    train.add_argument("-o", "--output", required=True, help="model file to write (JSON)")
+    train.add_argument("--eval", help="a labelled data file to report test errors on after every iteration")
+    train.add_argument("--label-column", help="CSV: the label column's name or index (default: label/class/target/y, else the last)")
+    _add_estimator_flags(train)
+
+    predict = commands.add_parser("predict", help="predict labels or probabilities for a data file, as CSV")
+    predict.add_argument("model")
+    predict.add_argument("data")
+    predict.add_argument("--proba", action="store_true", help="class probabilities instead of labels")
+    predict.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    predict.add_argument("--label-column", help="CSV: the label column (ignored for prediction)")
+    predict.add_argument("--unlabelled", action="store_true", help="the CSV has feature columns only")
+
+    evaluate = commands.add_parser("evaluate", help="errors, log loss and confusion matrix of a model on labelled data")
+    evaluate.add_argument("model")
+    evaluate.add_argument("data")
+    evaluate.add_argument("--label-column")
+
     demo = commands.add_parser("demo", help="train and evaluate on generated poker hands (no download)")
     demo.add_argument("--n-train", type=int, default=25010, help="training hands (default: 25010)")
     demo.add_argument("--n-test", type=int, default=50000, help="test hands (default: 50000)")
@@ -54,12 +187,19 @@ def main(argv=None) -> int:
     demo.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     demo.add_argument("--seed", type=int, default=0, help="seed of the generated data (default: 0)")
     demo.add_argument("--verbose", type=int, default=50, help="print the loss every N iterations")
+
     args = parser.parse_args(argv)
+    run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "demo": _demo}[args.command]
     try:
-        return _demo(args)
-    except (ValueError, RuntimeError) as exc:
-        print(f"gpuboost: error: {exc}", file=sys.stderr)
-        return 2
+        return run(args)
+    except BrokenPipeError:  # the reader went away (gpuboost predict ... | head): not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as exc:
+        print(f"gpuboost {args.command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

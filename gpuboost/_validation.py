@@ -121,6 +121,8 @@ def check_X(est, X, reset: bool) -> np.ndarray:
             f"X must be 2-D, shape (n_samples, n_features); got a 1-D array of {len(X)} values. "
             "Reshape your data: X.reshape(-1, 1) if it is one feature, X.reshape(1, -1) if it is one row."
         )
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: an absent entry is the value 0
+        X = X.toarray()
     problem = _non_numeric(X)
     if problem is not None:
         advice = "" if "complex" in problem else (

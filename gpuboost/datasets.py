@@ -85,3 +85,81 @@ def make_poker_hands(
         X[start:start + n, 0::2] = cards // 13 + 1
         X[start:start + n, 1::2] = cards % 13 + 1
     return X, poker_hand_rank(X)
+
+
+def load_data(path, label_column=None, split: str = "train"):
+    """Read a labelled data file: (X, y), X float64 (NaN for missing values), y labels.
+
+    By extension:
+
+    - ``.libsvm``, ``.svm``, ``.svmlight``, ``.txt``: LibSVM / SVMlight text (the format the
+      papers' datasets are published in), sparse or dense, 0- or 1-based feature indices; an
+      absent entry is the value 0.
+    - ``.csv``: comma-separated numbers, with or without a header line; the label is the
+      column ``label_column`` (a name or an index; default: a column named "label", "class",
+      "target" or "y" if the header has one, else the last column). Empty fields are missing.
+    - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
+      ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files.
+    """
+    import os
+
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".libsvm", ".svm", ".svmlight", ".txt"):
+        from sklearn.datasets import load_svmlight_file
+
+        X, y = load_svmlight_file(path, zero_based="auto")
+        return X.toarray(), _labels(y)
+    if ext == ".npz":
+        with np.load(path, allow_pickle=False) as data:
+            for X_key, y_key in (("X", "y"), (f"X_{split}", f"y_{split}")):
+                if X_key in data and y_key in data:
+                    return data[X_key].astype(np.float64), data[y_key]
+            raise ValueError(f"{path} has no arrays X and y (or X_{split} and y_{split}); it has {list(data)}.")
+    if ext == ".csv":
+        return _load_csv(path, label_column)
+    raise ValueError(f"{path}: unknown data format {ext!r}; use .libsvm/.svm/.txt (LibSVM), .csv or .npz.")
+
+
+def _labels(y: np.ndarray) -> np.ndarray:
+    """Integer-valued float labels (LibSVM stores them as floats) as integers."""
+    return y.astype(np.int64) if np.all(np.mod(y, 1) == 0) else y
+
+
+def _load_csv(path, label_column):
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.reader(f) if row]
+    if not rows:
+        raise ValueError(f"{path} is empty.")
+
+    def is_number(text):
+        try:
+            float(text)
+            return True
+        except ValueError:
+            return text.strip() == ""
+
+    header = None if all(is_number(v) for v in rows[0]) else [v.strip() for v in rows[0]]
+    body = rows[1:] if header is not None else rows
+    width = len(rows[0])
+    if any(len(r) != width for r in body):
+        raise ValueError(f"{path}: rows have different numbers of fields (the first has {width}).")
+    if label_column is None:
+        names = [n.lower() for n in header] if header else []
+        label_index = next((names.index(n) for n in ("label", "class", "target", "y") if n in names), width - 1)
+    elif isinstance(label_column, str) and not label_column.lstrip("-").isdigit():
+        if not header or label_column not in header:
+            raise ValueError(f"{path}: no column named {label_column!r} (columns: {header}).")
+        label_index = header.index(label_column)
+    else:
+        label_index = int(label_column) % width
+    labels = np.array([r[label_index].strip() for r in body])
+    try:
+        y = _labels(labels.astype(np.float64))
+    except ValueError:
+        y = labels  # text labels
+    features = [[v for j, v in enumerate(r) if j != label_index] for r in body]
+    X = np.array([[float(v) if v.strip() else np.nan for v in r] for r in features], dtype=np.float64)
+    return X, y

@@ -1,20 +1,100 @@
-"""The command line's demo runs end to end."""
+"""The command line: demo, train, predict, evaluate, and data files."""
 
+import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
+from conftest import REPO
+from gpuboost.__main__ import main
+from gpuboost.datasets import load_data
+
+
+def run(*args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "gpuboost", *args], capture_output=True, text=True, env=env)
+
 
 def test_demo_trains_and_evaluates():
-    result = subprocess.run(
-        [sys.executable, "-m", "gpuboost", "demo", "--n-train", "3000", "--n-test", "2000",
-         "--n-estimators", "20", "--verbose", "10"],
-        capture_output=True, text=True, check=True,
-    )
+    result = run("demo", "--n-train", "3000", "--n-test", "2000", "--n-estimators", "20", "--verbose", "10")
+    assert result.returncode == 0, result.stderr
     assert "test accuracy" in result.stdout and "trained 20 AOSO trees" in result.stdout
 
 
-def test_demo_reports_bad_arguments_without_a_traceback():
-    result = subprocess.run(
-        [sys.executable, "-m", "gpuboost", "demo", "--n-estimators", "0"], capture_output=True, text=True
-    )
-    assert result.returncode == 2 and "n_estimators" in result.stderr and "Traceback" not in result.stderr
+def test_bad_arguments_exit_without_a_traceback():
+    result = run("demo", "--n-estimators", "0")
+    assert result.returncode == 1 and "n_estimators" in result.stderr and "Traceback" not in result.stderr
+    result = run("train")  # usage error
+    assert result.returncode == 2 and "usage" in result.stderr
+
+
+@pytest.fixture
+def libsvm_files(tmp_path):
+    from sklearn.datasets import dump_svmlight_file, load_digits
+
+    X, y = load_digits(return_X_y=True)
+    train, test = tmp_path / "train.libsvm", tmp_path / "test.libsvm"
+    dump_svmlight_file(X[:1200], y[:1200], str(train), zero_based=False)  # 1-based, sparse, as the papers' files
+    dump_svmlight_file(X[1200:], y[1200:], str(test), zero_based=False)
+    return train, test, y[1200:]
+
+
+def test_train_evaluate_predict_from_libsvm_files(libsvm_files, tmp_path, capsys):
+    train, test, y_test = libsvm_files
+    model = tmp_path / "model.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "30", "--algorithm", "aoso",
+                 "--eval", str(test), "--verbose", "0"]) == 0
+    assert "model saved" in capsys.readouterr().out
+    assert main(["evaluate", str(model), str(test)]) == 0
+    report = capsys.readouterr().out
+    assert "errors" in report and "confusion matrix" in report
+    out = tmp_path / "pred.csv"
+    assert main(["predict", str(model), str(test), "-o", str(out)]) == 0
+    labels = np.loadtxt(out, skiprows=1)
+    errors = int(report.split(" errors")[0].split()[-1])
+    assert np.sum(labels != y_test) == errors
+    assert main(["predict", str(model), str(test), "--proba", "-o", str(out)]) == 0
+    proba = np.loadtxt(out, delimiter=",", skiprows=1)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_every_estimator_parameter_is_a_train_flag():
+    from gpuboost import BoostClassifier
+
+    result = run("train", "--help")
+    for name in BoostClassifier().get_params():
+        if name not in ("callbacks", "warm_start", "random_state"):
+            assert f"--{name.replace('_', '-')}" in result.stdout
+
+
+def test_load_data_formats(tmp_path):
+    (tmp_path / "a.csv").write_text("f1,f2,class\n1,2,cat\n3,,dog\n")
+    X, y = load_data(tmp_path / "a.csv")
+    np.testing.assert_array_equal(X, [[1, 2], [3, np.nan]])
+    assert y.tolist() == ["cat", "dog"]
+    (tmp_path / "b.csv").write_text("0,1.5,2\n1,2.5,3\n")
+    X, y = load_data(tmp_path / "b.csv", label_column=0)
+    assert y.tolist() == [0, 1] and X.tolist() == [[1.5, 2], [2.5, 3]]
+    np.savez(tmp_path / "c.npz", X_train=np.ones((3, 2)), y_train=np.arange(3))
+    X, y = load_data(tmp_path / "c.npz")
+    assert X.shape == (3, 2) and y.tolist() == [0, 1, 2]
+    (tmp_path / "d.libsvm").write_text("1 1:0.5 3:2\n2 2:1\n")
+    X, y = load_data(tmp_path / "d.libsvm")
+    np.testing.assert_array_equal(X, [[0.5, 0, 2], [0, 1, 0]])  # absent entries are 0
+    with pytest.raises(ValueError, match="unknown data format"):
+        load_data(tmp_path / "e.parquet")
+
+
+def test_sparse_input_means_zeros():
+    import scipy.sparse
+
+    from gpuboost import BoostClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5)) * (rng.random((200, 5)) < 0.3)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    dense = BoostClassifier(n_estimators=5, max_leaves=4).fit(X, y)
+    sparse = BoostClassifier(n_estimators=5, max_leaves=4).fit(scipy.sparse.csr_matrix(X), y)
+    np.testing.assert_array_equal(dense.predict_proba(X), sparse.predict_proba(scipy.sparse.csr_matrix(X)))
