@@ -426,4 +426,5 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True  # densified on input: an absent entry is the value 0
         return tags
