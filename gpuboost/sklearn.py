@@ -328,6 +328,29 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
         return EvalSet(self._bin_mapper.transform(X), np.searchsorted(self.classes_, y))
 
+    def feature_importance(self, importance_type: str = "gain") -> np.ndarray:
+        """Per-feature importance, shape (n_features_in_,).
+
+        ``"gain"``: the total split gain (eq 30, or the algorithm's gain) of the splits on the
+        feature; ``"split"``: how many splits use it. Not normalised.
+        """
+        check_is_fitted(self, "trees_")
+        if importance_type not in ("gain", "split"):
+            raise ValueError(f"importance_type must be 'gain' or 'split', got {importance_type!r}.")
+        importance = np.zeros(self.n_features_in_)
+        for tree in self.trees_:
+            inner = tree.feature >= 0
+            weights = tree.gain[inner] if importance_type == "gain" else np.ones(int(inner.sum()))
+            np.add.at(importance, tree.feature[inner], weights)
+        return importance
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain per feature, normalised to sum to 1 (scikit-learn's convention)."""
+        importance = self.feature_importance("gain")
+        total = importance.sum()
+        return importance / total if total > 0 else importance
+
     def _truncate(self, n_iterations: int) -> None:
         """Keep the first ``n_iterations`` iterations' trees (early stopping's best model)."""
         per = trees_per_iteration(self.algorithm, len(self.classes_))

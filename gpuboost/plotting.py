@@ -1,0 +1,71 @@
+"""Plots of fitted models (matplotlib, imported only when a function here is called).
+
+- ``plot_training_curves``: training loss and test errors against trees for one or several
+  models (the papers' figures: trees on the x axis, so that algorithms that grow K or K-1 trees
+  per iteration are compared at equal numbers of trees).
+- ``plot_importance``: feature importance by total gain or by number of splits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .algorithms import trees_per_iteration
+
+__all__ = ["plot_training_curves", "plot_importance"]
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plotting needs matplotlib: pip install matplotlib") from None
+    return plt
+
+
+def plot_training_curves(models, labels=None, ax=None):
+    """Training loss (log scale) and, where an ``eval_set`` was given, test errors, against trees.
+
+    Parameters
+    ----------
+    models : BoostClassifier or list of them (fitted)
+    labels : list of str, default: each model's algorithm
+    ax : a pair of matplotlib Axes, default: a new figure with two panels
+
+    Returns
+    -------
+    axes : the two Axes
+    """
+    from sklearn.utils.validation import check_is_fitted
+
+    models = models if isinstance(models, (list, tuple)) else [models]
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(1, 2, figsize=(11, 4))
+    for k, model in enumerate(models):
+        check_is_fitted(model, "trees_")
+        label = labels[k] if labels else model.algorithm
+        per = trees_per_iteration(model.algorithm, len(model.classes_))
+        trees = np.arange(1, len(model.train_loss_) + 1) * per
+        ax[0].semilogy(trees, np.maximum(np.asarray(model.train_loss_, dtype=float), 1e-300), label=label)
+        if len(model.eval_error_):
+            ax[1].plot(trees, model.eval_error_[0], label=label)
+    ax[0].set(xlabel="trees", ylabel="training loss", title="training loss")
+    ax[1].set(xlabel="trees", ylabel="errors", title="test errors (first eval_set)")
+    for a in ax:
+        a.legend()
+    return ax
+
+
+def plot_importance(model, importance_type: str = "gain", max_features: int = 20, ax=None):
+    """Horizontal bars of the ``max_features`` most important features."""
+    plt = _pyplot()
+    importance = model.feature_importance(importance_type)
+    names = (list(model.feature_names_in_) if hasattr(model, "feature_names_in_")
+             else [f"feature {j}" for j in range(len(importance))])
+    order = np.argsort(-importance, kind="stable")[:max_features][::-1]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 0.3 * len(order) + 1.2))
+    ax.barh([names[j] for j in order], importance[order])
+    ax.set(xlabel=f"importance ({importance_type})", title="feature importance")
+    return ax

@@ -1,0 +1,35 @@
+"""Feature importance and the plots (matplotlib, headless)."""
+
+import numpy as np
+import pytest
+
+from gpuboost import BoostClassifier
+
+
+def test_feature_importance_finds_the_informative_feature():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 2] > 0).astype(int) + (X[:, 2] > 1)
+    model = BoostClassifier(n_estimators=10, max_leaves=4).fit(X, y)
+    assert np.argmax(model.feature_importances_) == 2
+    np.testing.assert_allclose(model.feature_importances_.sum(), 1.0)
+    splits = model.feature_importance("split")
+    assert splits.sum() == sum(int((t.feature >= 0).sum()) for t in model.trees_)
+    with pytest.raises(ValueError, match="importance_type"):
+        model.feature_importance("cover")
+
+
+def test_plots_draw(small_multiclass, tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from gpuboost.plotting import plot_importance, plot_training_curves
+
+    X, y = small_multiclass
+    a = BoostClassifier(n_estimators=10, max_leaves=4).fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])
+    b = BoostClassifier(algorithm="mart", n_estimators=3, max_leaves=4).fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])
+    axes = plot_training_curves([a, b])
+    assert len(axes[0].lines) == 2 and axes[0].lines[1].get_xdata()[-1] == 12  # MART: 4 trees an iteration
+    axes[0].figure.savefig(tmp_path / "curves.png")
+    ax = plot_importance(a)
+    assert len(ax.patches) == X.shape[1]
+    assert (tmp_path / "curves.png").stat().st_size > 1000
