@@ -63,7 +63,6 @@ def boost(
     bin_edge,
     missing_code: int,
     eval_sets: list[EvalSet] = (),
-    verbose: int = 0,
     init_trees: list[Tree] = (),
     init_train_loss: np.ndarray = (),
     after_iteration=None,
@@ -151,12 +150,6 @@ def boost(
         trees.extend(grown)
         train_loss.append(loss)
         monitor(steps, grown)
-        if verbose and ((iteration + 1) % max(1, int(verbose)) == 0 or loss <= tol):
-            line = f"[{iteration + 1:5d}] train loss {loss:.6g}  trees {len(trees)}"
-            for k in range(len(eval_sets)):
-                line += f"  eval{k} loss {eval_loss[k][-1]:.6g} errors {eval_error[k][-1]}"
-            line += f"  {time.perf_counter() - started:.1f}s"
-            print(line, flush=True)
         if after_iteration is not None and after_iteration(trees, train_loss, eval_loss, eval_error):
             break
     return BoostResult(

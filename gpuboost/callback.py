@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-__all__ = ["Callback", "Checkpoint", "EarlyStopping"]
+__all__ = ["Callback", "Checkpoint", "EarlyStopping", "ProgressBar"]
 
 
 class Callback:
@@ -119,3 +119,61 @@ class EarlyStopping(Callback):
 
     def __repr__(self) -> str:
         return f"EarlyStopping({self.rounds}, data={self.data}, metric={self.metric!r})"
+
+
+class ProgressBar(Callback):
+    """Show training progress: the iteration, the training loss, and the first eval set's loss
+    and errors, refreshed every ``every`` iterations.
+
+    Uses a tqdm progress bar where tqdm is installed (``pip install tqdm``), else prints a line
+    every ``every`` iterations. ``BoostClassifier(verbose=N)`` adds one.
+    """
+
+    def __init__(self, every: int = 1, file=None):
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"every must be a positive integer, got {every!r}.")
+        self.every, self.file = every, file
+
+    def before_training(self, model) -> None:
+        import sys
+        import time
+
+        self.started = time.perf_counter()
+        self.done = len(model.train_loss_)
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            self.bar = None
+        else:
+            self.bar = tqdm(total=model.n_estimators, initial=self.done, unit="it",
+                            file=self.file or sys.stderr, dynamic_ncols=True)
+
+    def _status(self, model) -> dict:
+        status = {"loss": f"{model.train_loss_[-1]:.5g}", "trees": len(model.trees_)}
+        if len(model.eval_loss_):
+            status["eval_loss"] = f"{model.eval_loss_[0][-1]:.5g}"
+            status["eval_errors"] = int(model.eval_error_[0][-1])
+        return status
+
+    def after_iteration(self, model, iteration: int) -> bool:
+        if self.bar is not None:
+            self.bar.update(iteration + 1 - self.done)
+            self.done = iteration + 1
+            if (iteration + 1) % self.every == 0:
+                self.bar.set_postfix(self._status(model), refresh=False)
+        elif (iteration + 1) % self.every == 0:
+            import time
+
+            fields = "  ".join(f"{k} {v}" for k, v in self._status(model).items())
+            print(f"[{iteration + 1:5d}] {fields}  {time.perf_counter() - self.started:.1f}s",
+                  file=self.file, flush=True)
+        return False
+
+    def after_training(self, model) -> None:
+        if self.bar is not None:
+            if len(model.train_loss_):
+                self.bar.set_postfix(self._status(model), refresh=False)
+            self.bar.close()
+
+    def __repr__(self) -> str:
+        return f"ProgressBar(every={self.every})"

@@ -66,7 +66,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Accepted for API compatibility; AOSO-LogitBoost as implemented here uses no
         randomness (no row or feature sampling), so the model does not depend on it.
     verbose : int, default=0
-        Print the training loss every ``verbose`` iterations (0: silent).
+        Show progress: a tqdm progress bar with the training loss and the first eval set's
+        loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
+        otherwise a line every ``verbose`` iterations). 0: silent.
     warm_start : bool, default=False
         When fitted already, ``fit`` keeps the trees and adds iterations up to
         ``n_estimators`` (on the same training data, with the same binning).
@@ -228,6 +230,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 n_threads=self._n_threads(),
             )
         callbacks = list(self.callbacks or [])
+        if self.verbose:
+            from .callback import ProgressBar
+
+            callbacks.append(ProgressBar(every=self.verbose))
         if self.early_stopping_rounds is not None:
             from .callback import EarlyStopping
 
@@ -267,7 +273,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             bin_edge=self._bin_mapper.bin_upper_edge,
             missing_code=self._bin_mapper.missing_bin,
             eval_sets=eval_sets,
-            verbose=self.verbose,
             init_trees=self.trees_,
             init_train_loss=self.train_loss_,
             after_iteration=after_iteration if callbacks else None,

@@ -172,3 +172,40 @@ def test_early_stopping_needs_an_eval_set(small_multiclass):
     X, y = small_multiclass
     with pytest.raises(ValueError, match="eval_set"):
         BoostClassifier(n_estimators=5, early_stopping_rounds=3).fit(X, y)
+
+
+def test_progress_lines_without_tqdm(small_multiclass, monkeypatch, capsys):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_tqdm(name, *args, **kwargs):
+        if name.startswith("tqdm"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tqdm)
+    X, y = small_multiclass
+    BoostClassifier(n_estimators=6, max_leaves=4, verbose=2).fit(X, y, eval_set=[(X, y)])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]
+    assert len(lines) == 3 and "eval_errors" in lines[-1] and lines[-1].startswith("[    6]")
+
+
+def test_progress_bar_with_tqdm(small_multiclass):
+    pytest.importorskip("tqdm")
+    import io
+
+    from gpuboost.callback import ProgressBar
+
+    X, y = small_multiclass
+    out = io.StringIO()
+    BoostClassifier(n_estimators=6, max_leaves=4, callbacks=[ProgressBar(every=3, file=out)]).fit(X, y)
+    text = out.getvalue()
+    assert "6/6" in text and "loss=" in text
+
+
+def test_silent_by_default(small_multiclass, capsys):
+    X, y = small_multiclass
+    BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
