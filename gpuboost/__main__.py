@@ -3,6 +3,7 @@
     gpuboost train DATA -o MODEL [--algorithm aoso] [--n-estimators 1000] [--eval DATA] ...
     gpuboost predict MODEL DATA [--proba] [-o OUT.csv]
     gpuboost evaluate MODEL DATA
+    gpuboost bench cpu|reproduce|klogit [ARGS]   # the benchmark scripts, from a source checkout
     gpuboost demo                       # generated poker hands, no download
 
 DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz file (see
@@ -124,6 +125,27 @@ def _evaluate(args) -> int:
     return 0
 
 
+BENCH_SCRIPTS = {"cpu": "bench_cpu.py", "reproduce": "reproduce.py", "klogit": "klogit_vs_aoso.py"}
+
+
+def _bench(args) -> int:
+    """Run a script of the source tree's benchmarks/ folder with the remaining arguments."""
+    import runpy
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    script = folder / BENCH_SCRIPTS[args.script]
+    if not script.exists():
+        raise OSError(f"{script} is not there: the benchmarks ship with the source tree, not the "
+                      "installed package; run gpuboost bench from a checkout (pip install -e .).")
+    sys.argv = [str(script), *args.args]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exc:  # the script's own argparse exit
+        return int(exc.code or 0)
+    return 0
+
+
 def _demo(args) -> int:
     from . import BoostClassifier
     from .datasets import POKER_HAND_NAMES, make_poker_hands
@@ -178,6 +200,11 @@ def main(argv=None) -> int:
     evaluate.add_argument("data")
     evaluate.add_argument("--label-column")
 
+    bench = commands.add_parser("bench", help="run a benchmark script of the source tree (cpu, reproduce, klogit)")
+    bench.add_argument("script", choices=sorted(BENCH_SCRIPTS), help="cpu: bench_cpu.py; reproduce: the papers' "
+                       "comparisons; klogit: K-LogitBoost vs AOSO")
+    bench.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments (see gpuboost bench SCRIPT --help)")
+
     demo = commands.add_parser("demo", help="train and evaluate on generated poker hands (no download)")
     demo.add_argument("--n-train", type=int, default=25010, help="training hands (default: 25010)")
     demo.add_argument("--n-test", type=int, default=50000, help="test hands (default: 50000)")
@@ -189,7 +216,7 @@ def main(argv=None) -> int:
     demo.add_argument("--verbose", type=int, default=50, help="print the loss every N iterations")
 
     args = parser.parse_args(argv)
-    run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "demo": _demo}[args.command]
+    run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "bench": _bench, "demo": _demo}[args.command]
     try:
         return run(args)
     except BrokenPipeError:  # the reader went away (gpuboost predict ... | head): not an error
