@@ -3,6 +3,7 @@
     gpuboost train DATA -o MODEL [--algorithm aoso] [--n-estimators 1000] [--eval DATA] ...
     gpuboost predict MODEL DATA [--proba] [-o OUT.csv]
     gpuboost evaluate MODEL DATA
+    gpuboost plot MODEL [MODEL ...] -o curve.png [--importance gain]
     gpuboost bench cpu|reproduce|klogit [ARGS]   # the benchmark scripts, from a source checkout
     gpuboost demo                       # generated poker hands, no download
 
@@ -125,6 +126,28 @@ def _evaluate(args) -> int:
     return 0
 
 
+def _plot(args) -> int:
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError('gpuboost plot needs matplotlib: pip install "gpuboost[plot]" (or matplotlib)') from None
+    matplotlib.use("Agg")
+    from . import load_model
+    from .plotting import plot_importance, plot_training_curves
+
+    models = [load_model(path) for path in args.models]
+    if args.importance:
+        ax = plot_importance(models[0], importance_type=args.importance)
+        figure = ax.figure
+    else:
+        axes = plot_training_curves(models, labels=args.labels or [str(p) for p in args.models])
+        figure = axes[0].figure
+    figure.tight_layout()
+    figure.savefig(args.output, dpi=110)
+    print(f"plot saved to {args.output}")
+    return 0
+
+
 BENCH_SCRIPTS = {"cpu": "bench_cpu.py", "reproduce": "reproduce.py", "klogit": "klogit_vs_aoso.py"}
 
 
@@ -200,6 +223,12 @@ def main(argv=None) -> int:
     evaluate.add_argument("data")
     evaluate.add_argument("--label-column")
 
+    plot = commands.add_parser("plot", help="plot saved models' training loss against trees, or feature importance (PNG)")
+    plot.add_argument("models", nargs="+", help="model files")
+    plot.add_argument("-o", "--output", required=True, help="image file to write (.png, .pdf, .svg)")
+    plot.add_argument("--labels", nargs="+", help="legend labels (default: the file names)")
+    plot.add_argument("--importance", choices=["gain", "split"], help="feature importance of the first model instead")
+
     bench = commands.add_parser("bench", help="run a benchmark script of the source tree (cpu, reproduce, klogit)")
     bench.add_argument("script", choices=sorted(BENCH_SCRIPTS), help="cpu: bench_cpu.py; reproduce: the papers' "
                        "comparisons; klogit: K-LogitBoost vs AOSO")
@@ -216,7 +245,8 @@ def main(argv=None) -> int:
     demo.add_argument("--verbose", type=int, default=50, help="print the loss every N iterations")
 
     args = parser.parse_args(argv)
-    run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "bench": _bench, "demo": _demo}[args.command]
+    run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "bench": _bench, "plot": _plot,
+           "demo": _demo}[args.command]
     try:
         return run(args)
     except BrokenPipeError:  # the reader went away (gpuboost predict ... | head): not an error
@@ -224,7 +254,7 @@ def main(argv=None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, TypeError, RuntimeError, OSError, MemoryError) as exc:
+    except (ValueError, TypeError, RuntimeError, OSError, MemoryError, ImportError) as exc:
         print(f"gpuboost {args.command}: error: {exc}", file=sys.stderr)
         return 1
 

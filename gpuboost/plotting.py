@@ -30,30 +30,35 @@ def plot_training_curves(models, labels=None, ax=None):
     ----------
     models : BoostClassifier or list of them (fitted)
     labels : list of str, default: each model's algorithm
-    ax : a pair of matplotlib Axes, default: a new figure with two panels
+    ax : one or two matplotlib Axes (loss, errors), default: a new figure, with a second panel
+        when a model has eval-set errors
 
     Returns
     -------
-    axes : the two Axes
+    axes : ndarray of the Axes
     """
     from sklearn.utils.validation import check_is_fitted
 
     models = models if isinstance(models, (list, tuple)) else [models]
     plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(1, 2, figsize=(11, 4))
+    with_eval = any(len(m.eval_error_) for m in models)
+    if ax is None:  # model files keep the training loss, not eval errors: one panel then
+        _, ax = plt.subplots(1, 2, figsize=(11, 4)) if with_eval else plt.subplots(1, 1, figsize=(6, 4))
+    ax = np.atleast_1d(ax)
     for k, model in enumerate(models):
         check_is_fitted(model, "trees_")
         label = labels[k] if labels else model.algorithm
         per = trees_per_iteration(model.algorithm, len(model.classes_))
         trees = np.arange(1, len(model.train_loss_) + 1) * per
         ax[0].semilogy(trees, np.maximum(np.asarray(model.train_loss_, dtype=float), 1e-300), label=label)
-        if len(model.eval_error_):
+        if len(model.eval_error_) and len(ax) > 1:
             ax[1].plot(trees, model.eval_error_[0], label=label)
     ax[0].set(xlabel="trees", ylabel="training loss", title="training loss")
-    ax[1].set(xlabel="trees", ylabel="errors", title="test errors (first eval_set)")
+    if len(ax) > 1:
+        ax[1].set(xlabel="trees", ylabel="errors", title="test errors (first eval_set)")
     for a in ax:
-        a.legend()
+        if a.lines:
+            a.legend()
     return ax
 
 

@@ -98,3 +98,16 @@ def test_sparse_input_means_zeros():
     dense = BoostClassifier(n_estimators=5, max_leaves=4).fit(X, y)
     sparse = BoostClassifier(n_estimators=5, max_leaves=4).fit(scipy.sparse.csr_matrix(X), y)
     np.testing.assert_array_equal(dense.predict_proba(X), sparse.predict_proba(scipy.sparse.csr_matrix(X)))
+
+
+def test_plot_command(libsvm_files, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    train, test, _ = libsvm_files
+    for algorithm in ("aoso", "mart"):
+        assert main(["train", str(train), "-o", str(tmp_path / f"{algorithm}.json"), "--algorithm", algorithm,
+                     "--n-estimators", "10"]) == 0
+    out = tmp_path / "curve.png"
+    assert main(["plot", str(tmp_path / "aoso.json"), str(tmp_path / "mart.json"), "-o", str(out)]) == 0
+    assert out.stat().st_size > 1000
+    assert main(["plot", str(tmp_path / "aoso.json"), "--importance", "gain", "-o", str(tmp_path / "imp.png")]) == 0
+    assert (tmp_path / "imp.png").stat().st_size > 1000
