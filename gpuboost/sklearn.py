@@ -184,6 +184,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             uninterrupted run would. ``warm_start=True`` does the same with this estimator's
             own fitted trees.
 
+        Returns
+        -------
+        self : BoostClassifier
+
+        Notes
+        -----
         A fit that fails (bad input, a continuation that does not match, an interrupt) leaves
         the estimator as it was before: a fitted model is not lost to a failed refit.
         """
