@@ -111,6 +111,22 @@ def _non_numeric(X) -> str | None:
     return None  # let the conversion below say what it finds
 
 
+def to_host(array):
+    """An array that lives on a GPU (CuPy, or anything with ``__cuda_array_interface__``) as a
+    NumPy array, copied once; anything else unchanged. (The CUDA backend, when it comes, will
+    use such arrays where they are.)"""
+    if not hasattr(array, "__cuda_array_interface__"):
+        return array
+    try:
+        import cupy
+    except ImportError:
+        raise TypeError(
+            f"{type(array).__name__} lives on a GPU; reading it needs CuPy (pip install \"gpuboost[cuda12]\" "
+            "or [cuda13]), or pass a NumPy array."
+        ) from None
+    return cupy.asnumpy(cupy.asarray(array))
+
+
 def check_X(est, X, reset: bool) -> np.ndarray:
     """X as float64 (n_samples, n_features), NaN and +-inf allowed; names kept from pandas."""
     from sklearn.utils.validation import validate_data
@@ -121,6 +137,7 @@ def check_X(est, X, reset: bool) -> np.ndarray:
             f"X must be 2-D, shape (n_samples, n_features); got a 1-D array of {len(X)} values. "
             "Reshape your data: X.reshape(-1, 1) if it is one feature, X.reshape(1, -1) if it is one row."
         )
+    X = to_host(X)
     if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: an absent entry is the value 0
         X = X.toarray()
     problem = _non_numeric(X)

@@ -87,10 +87,11 @@ def make_poker_hands(
     return X, poker_hand_rank(X)
 
 
-def load_data(path, label_column=None, split: str = "train"):
-    """Read a labelled data file: (X, y), X float64 (NaN for missing values), y labels.
+def load_data(source, label_column=None, split: str = "train"):
+    """Labelled data from a file or from arrays: (X, y), X float64 (NaN for missing values).
 
-    By extension:
+    ``source`` is a path, or a pair (X, y) of arrays: NumPy, pandas, scipy.sparse (an absent
+    entry is the value 0) or CuPy (copied to the host once). A file is read by its extension:
 
     - ``.libsvm``, ``.svm``, ``.svmlight``, ``.txt``: LibSVM / SVMlight text (the format the
       papers' datasets are published in), sparse or dense, 0- or 1-based feature indices; an
@@ -103,7 +104,14 @@ def load_data(path, label_column=None, split: str = "train"):
     """
     import os
 
-    path = os.fspath(path)
+    if isinstance(source, (tuple, list)) and len(source) == 2:
+        from ._validation import to_host
+
+        X, y = (to_host(a) for a in source)
+        if hasattr(X, "toarray"):
+            X = X.toarray()
+        return np.asarray(X, dtype=np.float64), np.asarray(y)
+    path = os.fspath(source)
     ext = os.path.splitext(path)[1].lower()
     if ext in (".libsvm", ".svm", ".svmlight", ".txt"):
         from sklearn.datasets import load_svmlight_file

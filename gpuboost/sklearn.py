@@ -206,7 +206,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         device = resolve_device(self.device)
         init = self._initial_model(init_model)
         X = self._check_X(X, reset=True)
-        y = _validation._labels_1d(y)
+        y = _validation._labels_1d(_validation.to_host(y))
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; give one label per row.")
         weight = _validation.check_weight(sample_weight, X.shape[0])

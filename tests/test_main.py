@@ -111,3 +111,38 @@ def test_plot_command(libsvm_files, tmp_path, capsys):
     assert out.stat().st_size > 1000
     assert main(["plot", str(tmp_path / "aoso.json"), "--importance", "gain", "-o", str(tmp_path / "imp.png")]) == 0
     assert (tmp_path / "imp.png").stat().st_size > 1000
+
+
+class FakeDeviceArray:
+    """Stands for a GPU array: it has __cuda_array_interface__ and no __array__."""
+
+    def __init__(self, data):
+        self.data = np.asarray(data)
+        self.__cuda_array_interface__ = {"shape": self.data.shape, "typestr": self.data.dtype.str,
+                                         "data": (0, False), "version": 3}
+
+
+def test_gpu_arrays_are_copied_to_the_host_once(monkeypatch):
+    import types
+
+    from gpuboost import BoostClassifier
+
+    copies = []
+    fake_cupy = types.SimpleNamespace(asarray=lambda a: a, asnumpy=lambda a: copies.append(1) or a.data)
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = BoostClassifier(n_estimators=3, max_leaves=4).fit(FakeDeviceArray(X), FakeDeviceArray(y))
+    assert len(copies) == 2  # X and y, once each
+    np.testing.assert_array_equal(model.predict(FakeDeviceArray(X)), model.predict(X))
+    Xl, yl = load_data((FakeDeviceArray(X), FakeDeviceArray(y)))
+    np.testing.assert_array_equal(Xl, X)
+
+
+def test_gpu_array_without_cupy_is_a_clear_error(monkeypatch):
+    from gpuboost import BoostClassifier
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
+    with pytest.raises(TypeError, match="needs CuPy"):
+        BoostClassifier(n_estimators=2).fit(FakeDeviceArray(np.zeros((4, 2))), [0, 1, 0, 1])
