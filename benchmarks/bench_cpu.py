@@ -488,7 +488,7 @@ def parse_trees(items) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
-        description="gpuboost (AOSO-LogitBoost, NumPy backend) vs scikit-learn, LightGBM and XGBoost "
+        description="gpuboost (AOSO-LogitBoost) vs scikit-learn, LightGBM and XGBoost "
                     "on the CPU, at matched settings and equal numbers of trees.")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--trees", nargs="*", metavar="[DATASET=]N",
@@ -500,9 +500,9 @@ def main(argv=None) -> int:
                         help="fit each peer this many times and report the median fit time "
                              "(gpuboost is fitted once; default 1)")
     parser.add_argument("--json", metavar="PATH", help="write all figures to this JSON file")
-    parser.add_argument("--gpuboost-backend", choices=("numpy", "numba"), default="numpy",
-                        help="gpuboost's CPU backend: the NumPy reference (default) or the compiled "
-                             "one, where the installed version has it (sets GPUBOOST_CPU_BACKEND)")
+    parser.add_argument("--gpuboost-backend", choices=("numpy", "numba"), default="numba",
+                        help="gpuboost's CPU backend: the compiled one that device='cpu' uses (default) "
+                             "or the NumPy reference (sets GPUBOOST_CPU_BACKEND)")
     args = parser.parse_args(argv)
     os.environ["GPUBOOST_CPU_BACKEND"] = args.gpuboost_backend
     trees = parse_trees(args.trees)
