@@ -72,7 +72,12 @@ def _predict(args) -> int:
     from . import load_model
 
     model = load_model(args.model)
-    X, _ = _load(args.data, args.label_column) if not args.unlabelled else (_unlabelled(args.data), None)
+    if args.unlabelled:
+        from .datasets import load_features
+
+        X = load_features(args.data)
+    else:
+        X, _ = _load(args.data, args.label_column)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         if args.proba:
@@ -88,19 +93,6 @@ def _predict(args) -> int:
         if args.output:
             out.close()
     return 0
-
-
-def _unlabelled(path):
-    """A CSV of features only (no label column)."""
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.reader(f) if r]
-    try:
-        float(rows[0][0])
-    except ValueError:
-        rows = rows[1:]  # header
-    return np.array([[float(v) if v.strip() else np.nan for v in r] for r in rows])
 
 
 def _evaluate(args) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["make_poker_hands", "poker_hand_rank", "POKER_HAND_NAMES"]
+__all__ = ["make_poker_hands", "poker_hand_rank", "POKER_HAND_NAMES", "load_data", "load_features"]
 
 POKER_HAND_NAMES = (
     "nothing", "one pair", "two pairs", "three of a kind", "straight",
@@ -134,7 +134,18 @@ def _labels(y: np.ndarray) -> np.ndarray:
     return y.astype(np.int64) if np.all(np.mod(y, 1) == 0) else y
 
 
-def _load_csv(path, label_column):
+def load_features(path) -> np.ndarray:
+    """X alone from a CSV file of feature columns only (no label), float64, NaN for empty fields."""
+    header, body = _read_csv(path)
+    return _floats(body)
+
+
+def _floats(rows) -> np.ndarray:
+    return np.array([[float(v) if v.strip() else np.nan for v in r] for r in rows], dtype=np.float64)
+
+
+def _read_csv(path):
+    """(header or None, rows) of a CSV file; the first line is a header unless it is all numbers."""
     import csv
 
     with open(path, newline="", encoding="utf-8") as f:
@@ -150,8 +161,12 @@ def _load_csv(path, label_column):
             return text.strip() == ""
 
     header = None if all(is_number(v) for v in rows[0]) else [v.strip() for v in rows[0]]
-    body = rows[1:] if header is not None else rows
-    width = len(rows[0])
+    return header, rows[1:] if header is not None else rows
+
+
+def _load_csv(path, label_column):
+    header, body = _read_csv(path)
+    width = len(header) if header is not None else len(body[0])
     if any(len(r) != width for r in body):
         raise ValueError(f"{path}: rows have different numbers of fields (the first has {width}).")
     if label_column is None:
@@ -168,6 +183,4 @@ def _load_csv(path, label_column):
         y = _labels(labels.astype(np.float64))
     except ValueError:
         y = labels  # text labels
-    features = [[v for j, v in enumerate(r) if j != label_index] for r in body]
-    X = np.array([[float(v) if v.strip() else np.nan for v in r] for r in features], dtype=np.float64)
-    return X, y
+    return _floats([[v for j, v in enumerate(r) if j != label_index] for r in body]), y

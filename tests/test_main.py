@@ -146,3 +146,15 @@ def test_gpu_array_without_cupy_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
     with pytest.raises(TypeError, match="needs CuPy"):
         BoostClassifier(n_estimators=2).fit(FakeDeviceArray(np.zeros((4, 2))), [0, 1, 0, 1])
+
+
+def test_predict_on_an_unlabelled_csv(libsvm_files, tmp_path):
+    train, test, y_test = libsvm_files
+    model = tmp_path / "m.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "5"]) == 0
+    X_test, _ = load_data(test)
+    features = tmp_path / "features.csv"
+    np.savetxt(features, X_test, delimiter=",", header=",".join(f"f{j}" for j in range(X_test.shape[1])), comments="")
+    assert main(["predict", str(model), str(features), "--unlabelled", "-o", str(tmp_path / "p.csv")]) == 0
+    assert main(["predict", str(model), str(test), "-o", str(tmp_path / "q.csv")]) == 0
+    assert (tmp_path / "p.csv").read_text() == (tmp_path / "q.csv").read_text()
