@@ -2,7 +2,8 @@
 
 A callback sees the estimator being trained, whose ``trees_`` and ``train_loss_`` (and
 ``eval_loss_``, ``eval_error_``) hold the model built so far at every call, so it can save,
-print or inspect it. ``after_iteration`` returning True stops training (after that tree).
+print or inspect it. ``after_iteration`` returning True stops training (after that iteration:
+one tree for AOSO, K or K-1 for the K-tree family).
 Callbacks are not saved in model files.
 
 ::
@@ -31,7 +32,7 @@ class Callback:
         """Called once, before the first new tree."""
 
     def after_iteration(self, model, iteration: int) -> bool:
-        """Called after each new tree; ``iteration`` counts from 0. Return True to stop."""
+        """Called after each new iteration; ``iteration`` counts from 0. Return True to stop."""
         return False
 
     def after_training(self, model) -> None:
@@ -106,10 +107,12 @@ class EarlyStopping(Callback):
         self.best_score, self.best_iteration = np.inf, -1
 
     def after_iteration(self, model, iteration: int) -> bool:
-        history = self._history(model)
-        if len(history) and history[-1] < self.best_score:
-            self.best_score, self.best_iteration = float(history[-1]), len(history) - 1
-        return len(history) - 1 - self.best_iteration >= self.rounds
+        # the whole history, so that iterations of a continued model count too
+        history = np.asarray(self._history(model), dtype=np.float64)
+        if history.size:
+            self.best_iteration = int(np.argmin(history))  # the first of equal ones
+            self.best_score = float(history[self.best_iteration])
+        return history.size - 1 - self.best_iteration >= self.rounds
 
     def after_training(self, model) -> None:
         if self.best_iteration < 0:

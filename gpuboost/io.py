@@ -199,17 +199,27 @@ def load_into(estimator, path) -> None:
         trees = []
         for k, entry in enumerate(data["trees"]):
             entry = dict(entry)
-            entry["threshold"] = [np.inf if v is None else v for v in entry["threshold"]]
+            # null: +inf for a split of values from missing values, NaN (no threshold) for a leaf
+            entry["threshold"] = [(np.inf if f >= 0 else np.nan) if v is None else v
+                                  for v, f in zip(entry["threshold"], entry["feature"])]
             tree = Tree.from_dict(entry)
             _check_tree(tree, k, n_features, len(classes), mapper.max_bins)
             trees.append(tree)
         params = dict(data["params"])
         if len(mapper.edges_) != n_features or len(classes) < 2:
             raise ModelFormatError("the binning or the classes do not match the number of features")
-        estimator.set_params(**params)
         train_loss = np.asarray(data["train_loss"], dtype=np.float64)
         initial_loss = float(data["initial_loss"])
         feature_names = data["feature_names"]
+        from .algorithms import trees_per_iteration
+
+        per = trees_per_iteration(params["algorithm"], len(classes))
+        if len(trees) != per * len(train_loss):
+            raise ModelFormatError(
+                f"it has {len(trees)} trees for {len(train_loss)} iterations of {params['algorithm']} "
+                f"({per} trees each)"
+            )
+        estimator.set_params(**params)  # last: a file that fails to parse changes nothing
     except ModelFormatError as exc:
         raise ModelFormatError(f"{path}: {exc}") from None
     except (KeyError, TypeError, ValueError) as exc:
@@ -228,6 +238,7 @@ def load_into(estimator, path) -> None:
     estimator.initial_loss_ = initial_loss
     estimator.eval_loss_, estimator.eval_error_ = [], []
     estimator.device_ = "cpu"
+    estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"]}
 
 
 def load_model(path):

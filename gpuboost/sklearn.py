@@ -23,10 +23,12 @@ __all__ = ["BoostClassifier", "ALGORITHMS"]
 
 
 class BoostClassifier(ClassifierMixin, BaseEstimator):
-    """Multi-class boosting with AOSO-LogitBoost (adaptive one-vs-one LogitBoost).
+    """Multi-class boosting with the LogitBoost family; AOSO-LogitBoost by default.
 
-    One vector-valued tree per iteration; every node picks its own class pair (r, s) by eq (33)
-    of Sun, Reid and Zhou (2014) and is split by the gain of their eq (30).
+    AOSO-LogitBoost (Sun, Reid and Zhou, 2014) grows one vector-valued tree per iteration; every
+    node picks its own class pair (r, s) by their eq (33) and is split by the gain of eq (30).
+    ``algorithm`` selects the others (MART, robust LogitBoost, LogitBoost, ABC-MART,
+    ABC-LogitBoost, K-LogitBoost).
 
     Parameters
     ----------
@@ -94,7 +96,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X had string column names (a pandas DataFrame).
     n_estimators_ : int
-        Iterations run (fewer than ``n_estimators`` when the loss reached ``tol``).
+        Iterations run (fewer than ``n_estimators`` when the loss reached ``tol``, early
+        stopping kept an earlier iteration, or a callback stopped training).
     n_trees_ : int
         Trees in the model: ``n_estimators_`` for AOSO, K (or K-1 for ABC) times that for the
         K-tree family; the papers compare algorithms at equal numbers of trees.
@@ -287,6 +290,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             gap=self.gap,
         )
         self.n_trial_trees_ = result.trial_trees
+        self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate}
         self.trees_ = result.trees
         self.train_loss_ = result.train_loss
         self.initial_loss_ = result.initial_loss
@@ -320,10 +324,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"it has {init.n_features_in_} features, X has {n_features}")
         if len(init.classes_) != len(self.classes_) or np.any(init.classes_ != self.classes_):
             problems.append(f"its classes are {init.classes_.tolist()}, y has {self.classes_.tolist()}")
-        if init.learning_rate != self.learning_rate:
-            problems.append(f"its learning_rate is {init.learning_rate}, this estimator's {self.learning_rate}")
-        if init.algorithm != self.algorithm:
-            problems.append(f"its algorithm is {init.algorithm!r}, this estimator's {self.algorithm!r}")
+        # what the trees were trained with (for warm_start, the parameters may have changed since)
+        trained = getattr(init, "_trained_with", {"algorithm": init.algorithm, "learning_rate": init.learning_rate})
+        if trained["learning_rate"] != self.learning_rate:
+            problems.append(f"its learning_rate is {trained['learning_rate']}, this estimator's {self.learning_rate}")
+        if trained["algorithm"] != self.algorithm:
+            problems.append(f"its algorithm is {trained['algorithm']!r}, this estimator's {self.algorithm!r}")
         if len(init.train_loss_) > self.n_estimators:
             problems.append(f"it has {len(init.train_loss_)} iterations already, more than n_estimators={self.n_estimators}")
         if problems:

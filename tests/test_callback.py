@@ -209,3 +209,15 @@ def test_silent_by_default(small_multiclass, capsys):
     BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_warm_start_refuses_a_changed_learning_rate_or_algorithm(small_multiclass):
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=4, max_leaves=4, warm_start=True).fit(X, y)
+    before = model.predict_proba(X)
+    with pytest.raises(ValueError, match="learning_rate is 0.1"):
+        model.set_params(learning_rate=0.5, n_estimators=6).fit(X, y)
+    with pytest.raises(ValueError, match="algorithm is 'aoso'"):
+        model.set_params(learning_rate=0.1, algorithm="klogitboost").fit(X, y)
+    model.set_params(algorithm="aoso")
+    np.testing.assert_array_equal(model.predict_proba(X), before)

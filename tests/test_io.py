@@ -160,3 +160,28 @@ def test_same_data_same_bytes_across_processes(tmp_path):
         subprocess.run([sys.executable, "-c", script, str(path)], check=True, env=env)
         outputs.append(path.read_bytes())
     assert outputs[0] == outputs[1]
+
+
+def test_tree_count_must_match_the_iterations(fitted, tmp_path):
+    from gpuboost.io import _checksum
+
+    model, _ = fitted
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    data = json.loads(path.read_text())
+    del data["checksum"]
+    data["trees"] = data["trees"][:-1]
+    data["checksum"] = _checksum(data)
+    path.write_text(json.dumps(data, separators=(",", ":")))
+    target = BoostClassifier(learning_rate=0.3)
+    with pytest.raises(ModelFormatError, match="14 trees for 15 iterations"):
+        target.load_model(path)
+    assert target.learning_rate == 0.3  # a failed load changes nothing
+
+
+def test_leaf_thresholds_survive_the_round_trip(fitted, tmp_path):
+    model, _ = fitted
+    model.save_model(tmp_path / "m.json")
+    loaded = gpuboost.load_model(tmp_path / "m.json")
+    for a, b in zip(model.trees_, loaded.trees_):
+        np.testing.assert_array_equal(a.threshold, b.threshold)  # NaN at leaves, inf kept
