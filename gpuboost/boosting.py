@@ -94,16 +94,15 @@ def boost(
     eval_error: list[list[int]] = [[] for _ in eval_sets]
     trial_trees = 0
 
-    def monitor(steps: list[np.ndarray], iteration_trees: list[Tree]) -> None:
+    def monitor(iteration_trees: list[Tree]) -> None:
         for k, e in enumerate(eval_sets):
-            for step, tree in zip(steps, iteration_trees):
-                eval_F[k] += step[backend.tree_leaves(tree, e.codes, missing_code)]
+            backend.add_trees(eval_F[k], iteration_trees, e.codes, missing_code, learning_rate)
             eval_loss[k].append(multiclass_loss(eval_F[k], e.y, e.weight))
             eval_error[k].append(int(np.count_nonzero(predicted_class(eval_F[k]) != e.y)))
 
     def grow_iteration(F: np.ndarray, plan: list[GrowerParams]):
         """Grow the trees of one iteration from the current p, adding each to F in place."""
-        grown, steps = [], []
+        grown = []
         for params in plan:
             if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
                 tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge)
@@ -112,8 +111,7 @@ def boost(
             step = learning_rate * tree.node_vectors(n_classes)
             backend.update_scores(F, leaf_segments, step[leaf_ids])
             grown.append(tree)
-            steps.append(step)
-        return grown, steps
+        return grown
 
     F = np.zeros((n_rows, n_classes))
     initial_loss = backend.set_scores(F)
@@ -121,10 +119,8 @@ def boost(
         codes = backend.training_codes()
         for start in range(0, len(trees), per_iteration):
             group = trees[start:start + per_iteration]
-            steps = [learning_rate * tree.node_vectors(n_classes) for tree in group]
-            for step, tree in zip(steps, group):
-                F += step[backend.tree_leaves(tree, codes, backend.missing_code)]
-            monitor(steps, group)
+            backend.add_trees(F, group, codes, backend.missing_code, learning_rate)
+            monitor(group)
     loss = backend.set_scores(F) if trees else initial_loss
     base = int(trees[-1].pair[0, 1]) if trees and algorithm in ABC else None
     grower = TreeGrower(backend, grower_params, bin_edge, n_rows)
@@ -135,21 +131,21 @@ def boost(
             best = None
             for candidate in _class_order(backend.class_losses(), search):
                 F_trial = F.copy()
-                grown, steps = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate))
+                grown = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate))
                 trial_loss = backend.set_scores(F_trial)
                 if best is None or trial_loss < best[0]:
-                    best = (trial_loss, candidate, F_trial, grown, steps)
+                    best = (trial_loss, candidate, F_trial, grown)
                 trial_trees += len(grown)
                 backend.set_scores(F)  # the next candidate starts from the same p
-            loss, base, F, grown, steps = best
+            loss, base, F, grown = best
             trial_trees -= len(grown)  # the kept ones are no trial
             backend.set_scores(F)
         else:
-            grown, steps = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base))
+            grown = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base))
             loss = backend.set_scores(F)  # the next iteration's probabilities, and this loss
         trees.extend(grown)
         train_loss.append(loss)
-        monitor(steps, grown)
+        monitor(grown)
         if after_iteration is not None and after_iteration(trees, train_loss, eval_loss, eval_error):
             break
     return BoostResult(
