@@ -98,16 +98,10 @@ def test_edited_file_is_refused(fitted, tmp_path):
 
 
 def test_structurally_broken_tree_is_refused_even_with_a_valid_checksum(fitted, tmp_path):
-    from gpuboost.io import _checksum
+    def bad_link(data):
+        data["trees"][3]["left"][0] = 999  # a writer's bug rather than an edit
 
-    model, _ = fitted
-    path = tmp_path / "m.json"
-    model.save_model(path)
-    data = json.loads(path.read_text())
-    del data["checksum"]
-    data["trees"][3]["left"][0] = 999  # a writer's bug rather than an edit
-    data["checksum"] = _checksum(data)
-    path.write_text(json.dumps(data, separators=(",", ":")))
+    path = _saved_with_valid_checksum(fitted[0], tmp_path, bad_link)
     with pytest.raises(ModelFormatError, match="tree 3 is damaged"):
         gpuboost.load_model(path)
 
@@ -163,16 +157,7 @@ def test_same_data_same_bytes_across_processes(tmp_path):
 
 
 def test_tree_count_must_match_the_iterations(fitted, tmp_path):
-    from gpuboost.io import _checksum
-
-    model, _ = fitted
-    path = tmp_path / "m.json"
-    model.save_model(path)
-    data = json.loads(path.read_text())
-    del data["checksum"]
-    data["trees"] = data["trees"][:-1]
-    data["checksum"] = _checksum(data)
-    path.write_text(json.dumps(data, separators=(",", ":")))
+    path = _saved_with_valid_checksum(fitted[0], tmp_path, lambda data: data["trees"].pop())
     target = BoostClassifier(learning_rate=0.3)
     with pytest.raises(ModelFormatError, match="14 trees for 15 iterations"):
         target.load_model(path)
@@ -185,3 +170,18 @@ def test_leaf_thresholds_survive_the_round_trip(fitted, tmp_path):
     loaded = gpuboost.load_model(tmp_path / "m.json")
     for a, b in zip(model.trees_, loaded.trees_):
         np.testing.assert_array_equal(a.threshold, b.threshold)  # NaN at leaves, inf kept
+
+
+def _saved_with_valid_checksum(model, tmp_path, edit):
+    """A saved model whose content ``edit(data)`` changed and whose checksum was then redone,
+    as a buggy writer (not an edit after saving) would produce."""
+    from gpuboost.io import _checksum
+
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    data = json.loads(path.read_text())
+    del data["checksum"]
+    edit(data)
+    data["checksum"] = _checksum(data)
+    path.write_text(json.dumps(data, separators=(",", ":")))
+    return path
