@@ -148,3 +148,23 @@ def test_best_splits_reports_no_split_when_too_small():
     assert best_splits(hists, sums, min_samples_leaf=1).gain[0] == pytest.approx(1.0)
     assert best_splits(hists, sums, min_samples_leaf=2).gain[0] == -np.inf
     assert (GRAD, HESS, COUNT) == (0, 1, 2)
+
+
+@pytest.mark.parametrize("reference", ["numpy", "numba"])
+def test_missing_left_is_tried_for_a_feature_whose_neighbour_has_no_missing_values(reference, monkeypatch):
+    # feature 0 has no missing values, feature 1 has: the best split sends feature 1's missing
+    # values left with its low values. (A bug once decided "has missing values" by feature 0.)
+    from gpuboost import BoostClassifier
+
+    monkeypatch.setenv("GPUBOOST_CPU_BACKEND", reference)
+    rng = np.random.default_rng(0)
+    n = 300
+    x1 = rng.uniform(size=n)
+    y = (x1 > 0.5).astype(int)
+    x1[rng.uniform(size=n) < 0.2] = np.nan
+    y[np.isnan(x1)] = 0
+    X = np.column_stack([rng.uniform(size=n), x1])
+    model = BoostClassifier(n_estimators=1, max_leaves=2, device="cpu").fit(X, y)
+    tree = model.trees_[0]
+    assert tree.feature[0] == 1 and tree.missing_left[0]
+    assert model.score(X, y) == 1.0

@@ -259,7 +259,7 @@ def _gain(GL, HL, GR, HR, parent):
 
 
 @njit(cache=True)
-def _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix, first_at_least):
+def _scan_splits(hist, min_samples_leaf, parent, prefix, suffix, first_at_least):
     """Scan every candidate (feature, bin, missing right then left) in order.
 
     first_at_least = nan: return the largest gain; else the first candidate whose gain is at
@@ -293,7 +293,7 @@ def _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix, fi
                     gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh,
                                  parent)
                 else:  # missing values left
-                    if not has_missing:
+                    if mc == 0:  # this feature has no missing values in the node
                         continue
                     lc = prefix[b, COUNT] + mc
                     rc = suffix[b, COUNT]
@@ -328,13 +328,12 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix):
     H = sums[HESS]
     n = sums[COUNT]
     parent = G * G / (2.0 * _hguard(H))
-    has_missing = hist[0, nb, COUNT] > 0
-    top, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix, np.nan)
+    top, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, prefix, suffix, np.nan)
     if not np.isfinite(top):
         return top, 0, 0, False
-    best_gain, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, has_missing, prefix, suffix,
+    best_gain, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, prefix, suffix,
                                                        top - SPLIT_TIE * abs(top))
-    if has_missing:
+    if hist[best_f, nb, COUNT] > 0:  # the chosen feature has missing values in the node
         missing_left = best_dir == 1
     else:
         left_rows = 0.0

@@ -88,12 +88,12 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     # suffix[b] = sum of the value bins after b
     suffix = np.zeros_like(prefix)
     suffix[:, :, :-1, :] = np.cumsum(value_bins[:, :, :0:-1, :], axis=2)[:, :, ::-1, :]
-    has_missing = missing[:, 0, 0, -1] > 0  # the missing counts are the same for every feature
+    has_missing = missing[:, :, 0, -1] > 0  # (n_nodes, n_features): each feature has its own
     gain = np.full(prefix.shape[:3] + (2,), -np.inf)
     gain[..., 0] = _direction_gains(prefix, suffix + missing, sums, min_samples_leaf, gain_fn)
     if has_missing.any():
-        m = has_missing
-        gain[m, ..., 1] = _direction_gains(prefix[m] + missing[m], suffix[m], sums[m], min_samples_leaf, gain_fn)
+        left_gain = _direction_gains(prefix + missing, suffix, sums, min_samples_leaf, gain_fn)
+        gain[..., 1] = np.where(has_missing[:, :, None], left_gain, -np.inf)
 
     n_nodes, n_features, n_bins = gain.shape[:3]
     flat = gain.reshape(n_nodes, -1)
@@ -105,7 +105,7 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     feature, bin_, direction = np.unravel_index(best, (n_features, n_bins, 2))
     nodes = np.arange(n_nodes)
     left_rows = prefix[nodes, feature, bin_, -1] + np.where(direction == 1, missing[nodes, feature, 0, -1], 0)
-    missing_left = np.where(has_missing, direction == 1, left_rows >= sums[:, -1] - left_rows)
+    missing_left = np.where(has_missing[nodes, feature], direction == 1, left_rows >= sums[:, -1] - left_rows)
     return SplitBatch(
         gain=gain[nodes, feature, bin_, direction],
         feature=feature.astype(np.int64),
