@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ._device import resolve_device
+from ._device import DEVICES
 from .losses import PAIR_RULES
 
 __all__ = ["check_params", "check_X", "encode_labels", "check_weight", "check_eval_set", "check_memory",
@@ -52,7 +52,8 @@ def check_params(est, algorithms) -> None:
         raise ValueError(f"tol must be a number >= 0, got {est.tol!r}.")
     if est.pair_rule not in PAIR_RULES:
         raise ValueError(f"pair_rule must be one of {PAIR_RULES}, got {est.pair_rule!r}.")
-    resolve_device(est.device)
+    if not isinstance(est.device, str) or est.device not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {est.device!r}.")
     if est.n_jobs is not None and (
         not isinstance(est.n_jobs, numbers.Integral) or isinstance(est.n_jobs, bool) or est.n_jobs == 0
     ):

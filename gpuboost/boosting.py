@@ -113,6 +113,10 @@ def boost(
             grown.append(tree)
         return grown
 
+    def rescore(F: np.ndarray) -> float:
+        # a device backend keeps its own F (updated by update_scores): recompute p from it
+        return backend.rescore() if getattr(backend, "keeps_scores", False) else backend.set_scores(F)
+
     F = np.zeros((n_rows, n_classes))
     initial_loss = backend.set_scores(F)
     if trees:
@@ -128,6 +132,8 @@ def boost(
         if loss <= tol:
             break
         if algorithm in ABC and (base is None or iteration % (gap + 1) == 0):
+            if getattr(backend, "keeps_scores", False):
+                raise ValueError(f"algorithm={algorithm!r} does not run on the {backend.name} backend; use device='cpu'.")
             best = None
             for candidate in _class_order(backend.class_losses(), search):
                 F_trial = F.copy()
@@ -142,7 +148,7 @@ def boost(
             backend.set_scores(F)
         else:
             grown = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base))
-            loss = backend.set_scores(F)  # the next iteration's probabilities, and this loss
+            loss = rescore(F)  # the next iteration's probabilities, and this loss
         trees.extend(grown)
         train_loss.append(loss)
         monitor(grown)

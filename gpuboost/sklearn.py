@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
-from ._device import resolve_device
+from ._device import prediction_device, resolve_device
 from .backends import NumpyBackend, backend_class
 from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
@@ -58,8 +58,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-16
         Training stops when the training loss ``sum_i w_i (-log p_{i,y_i})`` falls to ``tol``.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where to train. This version has the CPU backend only: "auto" picks it, "cuda" is an
-        error.
+        Where to train. "cuda": an NVIDIA GPU (needs the ``cuda12`` or ``cuda13`` extra; AOSO
+        only, the other algorithms train on the CPU); "auto": the GPU when one is usable and
+        the algorithm runs there, else the CPU. A model trained on the GPU predicts on the GPU
+        when one is usable and on the CPU otherwise, with the same scores.
     n_jobs : int or None, default=None
         CPU threads: None means every available core, negative values count back from it
         (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
@@ -206,7 +208,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight, eval_set, init_model):
         self._check_params()
-        device = resolve_device(self.device)
+        device = resolve_device(self.device, self.algorithm)
         init = self._initial_model(init_model)
         X = self._check_X(X, reset=True)
         y = _validation._labels_1d(_validation.to_host(y))
@@ -395,14 +397,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Scores F, shape (n_samples, n_classes), float64; each row sums to ~0."""
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
-        backend_class(self.device_).add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin,
+        backend_class(prediction_device(self.device_)).add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin,
                                               float(self.learning_rate))
         return F
 
     def _staged_scores(self, X):
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
-        backend = backend_class(self.device_)
+        backend = backend_class(prediction_device(self.device_))
         step = trees_per_iteration(self.algorithm, len(self.classes_))
         for start in range(0, len(self.trees_), step):
             backend.add_trees(F, self.trees_[start:start + step], codes, self._bin_mapper.missing_bin,

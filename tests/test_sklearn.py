@@ -180,10 +180,15 @@ def test_bad_parameters_get_clear_errors(small_multiclass, params, message):
         BoostClassifier(**params).fit(X, y)
 
 
-def test_cuda_is_a_clear_error_without_the_backend(small_multiclass):
+def test_cuda_is_a_clear_error_without_a_usable_gpu(small_multiclass, monkeypatch):
+    from gpuboost import _device
+
+    monkeypatch.setattr(_device, "gpu_status", lambda: (False, "no CUDA device (simulated)"))
     X, y = small_multiclass
-    with pytest.raises(RuntimeError, match="device='cpu'"):
+    with pytest.raises(RuntimeError, match="no CUDA device .simulated.*device='cpu'"):
         BoostClassifier(device="cuda").fit(X, y)
+    model = BoostClassifier(n_estimators=2, device="auto").fit(X, y)  # auto falls back to the CPU
+    assert model.device_ == "cpu"
 
 
 def test_one_class_is_a_clear_error():

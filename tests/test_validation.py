@@ -67,7 +67,8 @@ CASES = {
     "unknown pair_rule": lambda: small(pair_rule="eq31").fit(X, y),
     "unknown algorithm": lambda: small(algorithm="xgboost").fit(X, y),
     "unknown device": lambda: small(device="gpu").fit(X, y),
-    "device='cuda' (no CUDA backend in this version)": lambda: small(device="cuda").fit(X, y),
+    "device='cuda' where CuPy is not installed": lambda: _without_cupy(lambda: small(device="cuda").fit(X, y)),
+    "device='cuda' for an algorithm the GPU does not train": lambda: small(device="cuda", algorithm="mart").fit(X, y),
     "n_jobs = 0": lambda: small(n_jobs=0).fit(X, y),
     "callbacks that are not Callback objects": lambda: small(callbacks=[print]).fit(X, y),
     "eval_set not a list of pairs": lambda: small().fit(X, y, eval_set=(X, y)),
@@ -78,6 +79,19 @@ CASES = {
         X, y, init_model=small().fit(X, y)),
     "load a truncated model file": lambda: gpuboost.load_model(_truncated_file()),
 }
+
+
+def _without_cupy(fit):
+    """Run fit as on a machine without CuPy (the message then reads the same everywhere)."""
+    saved = sys.modules.get("cupy", False)
+    sys.modules["cupy"] = None  # makes "import cupy" fail
+    try:
+        return fit()
+    finally:
+        if saved is False:
+            del sys.modules["cupy"]
+        else:
+            sys.modules["cupy"] = saved
 
 
 def _truncated_file():

@@ -1,7 +1,8 @@
 """Backends: the stages of a boosting iteration on the arrays of one device.
 
 ``numpy`` is the reference every other backend is tested against; ``cpu`` is the compiled
-(numba) CPU backend that ``device="cpu"`` trains with.
+(numba) CPU backend that ``device="cpu"`` trains with; ``cuda`` (CuPy and numba.cuda, imported
+only when asked for) trains AOSO on an NVIDIA GPU.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ REFERENCE_ENV = "GPUBOOST_CPU_BACKEND"
 
 
 def backend_class(device: str) -> type[Backend]:
-    """The backend class that trains on a resolved device ("cpu")."""
+    """The backend class that trains on a resolved device ("cpu" or "cuda")."""
+    if device == "cuda":
+        from .cuda import CudaBackend  # imports CuPy and numba.cuda: only when a GPU is used
+
+        return CudaBackend
     if device != "cpu":
         raise ValueError(f"no backend for device {device!r}")
     choice = os.environ.get(REFERENCE_ENV, "numba")

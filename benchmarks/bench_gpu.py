@@ -1,0 +1,309 @@
+"""GPU benchmark: gpuboost AOSO on the GPU against XGBoost (GPU), LightGBM (CPU) and gpuboost's CPU backend.
+
+Protocol: ``shared/spec/BENCHMARKS.md`` (matched settings: 20 leaves, learning rate 0.1, no
+regularisation). AOSO builds one tree per iteration, the peers K trees per iteration (one
+per class): tables compare at equal numbers of trees, and say so.
+
+For each library: fit time, ms per tree (fit time / trees), trees per second, test error
+against trees (gpuboost: scored on the GPU after the fit, every ``--every`` trees; XGBoost and
+LightGBM: ``predict`` with an iteration range after the fit), and the wall time to first reach
+XGBoost-GPU's final test error, estimated as (trees needed) x (median fit time per tree), the
+same estimate for every library. gpuboost's GPU memory: the CuPy pool's size after the fit
+(an upper bound of the peak).
+
+Kernel breakdown (``--breakdown``): one more fit of a few trees with CUDA events around every
+stage (launched kernel by kernel, no graph): device time per tree in class statistics,
+histograms, split evaluation, partition and leaf pick; the rest of a tree's wall time is
+launch overhead and host synchronisation. The histogram kernel's achieved bandwidth counts the
+bytes it must read (codes, row indices, p and 1 - p of the node's pair, labels, weights) per
+feature group, against the device-to-device copy bandwidth measured in the same run.
+
+Usage: ``python benchmarks/bench_gpu.py covertype290k poker --trees 7000 --poker-rows 10000000``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_cpu import load  # noqa: E402  (the datasets and their splits)
+
+LEAVES = 20
+LEARNING_RATE = 0.1
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+def poker(n_train: int, n_test: int):
+    from gpuboost.datasets import make_poker_hands
+
+    X, y = make_poker_hands(n_train, random_state=0)
+    Xt, yt = make_poker_hands(n_test, random_state=1)
+    return (X.astype(np.float32), y.astype(np.int64), Xt.astype(np.float32), yt.astype(np.int64),
+            f"make_poker_hands({n_train}, random_state=0) train, ({n_test}, random_state=1) test")
+
+
+def copy_bandwidth() -> float:
+    """Device-to-device copy, bytes read + written per second (median of 5)."""
+    import cupy as cp
+
+    a = cp.ones(2**28, dtype=cp.float32)  # 1 GiB
+    b = cp.empty_like(a)
+    times = []
+    for _ in range(6):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        b[...] = a
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    return 2 * a.nbytes / float(np.median(times[1:]))
+
+
+def first_reach(curve, target):
+    """Trees at which the error curve [(trees, errors)] first is <= target (None if never)."""
+    for trees, errors in curve:
+        if errors <= target:
+            return trees
+    return None
+
+
+def run_gpuboost(X, y, Xt, yt, trees, every, device):
+    import cupy as cp
+
+    from gpuboost import BoostClassifier
+    from gpuboost.backends.cuda import staged_errors
+
+    pool = cp.get_default_memory_pool()
+    pool.free_all_blocks()
+    model = BoostClassifier(n_estimators=trees, max_leaves=LEAVES, learning_rate=LEARNING_RATE, device=device,
+                            tol=0.0)
+    times = []
+
+    from gpuboost.callback import Callback
+
+    class Clock(Callback):
+        def after_iteration(self, estimator, iteration):
+            times.append(time.perf_counter())
+            return False
+
+    model.callbacks = [Clock()]
+    started = time.perf_counter()
+    model.fit(X, y)
+    fit = time.perf_counter() - started
+    per_tree = np.diff(np.concatenate([[started], times]))
+    pool_bytes = pool.total_bytes() if device == "cuda" else None
+    codes = model._bin_mapper.transform(Xt)
+    curve = staged_errors(model.trees_, codes, np.searchsorted(model.classes_, yt), model._bin_mapper.missing_bin,
+                          LEARNING_RATE, len(model.classes_), every=every)
+    return dict(fit_s=fit, trees=len(model.trees_), ms_per_tree=1e3 * fit / len(model.trees_),
+                median_ms_per_tree=1e3 * float(np.median(per_tree)), curve=curve,
+                final_errors=curve[-1][1], gpu_pool_bytes=pool_bytes)
+
+
+def run_xgboost(X, y, Xt, yt, rounds, every, device="cuda"):
+    import xgboost as xgb
+
+    K = len(np.unique(y))
+    model = xgb.XGBClassifier(n_estimators=rounds, max_leaves=LEAVES, grow_policy="lossguide", max_depth=0,
+                              learning_rate=LEARNING_RATE, tree_method="hist", min_child_weight=0, reg_lambda=0,
+                              max_bin=256, device=device)
+    started = time.perf_counter()
+    model.fit(X, y)
+    fit = time.perf_counter() - started
+    curve = []
+    for r in list(range(every, rounds + 1, every)) + ([rounds] if rounds % every else []):
+        predicted = model.predict(Xt, iteration_range=(0, r))
+        curve.append((r * K, int(np.count_nonzero(predicted != yt))))
+    return dict(fit_s=fit, trees=rounds * K, ms_per_tree=1e3 * fit / (rounds * K), curve=curve,
+                final_errors=curve[-1][1], version=xgb.__version__)
+
+
+def run_lightgbm(X, y, Xt, yt, rounds, every, threads):
+    import lightgbm as lgb
+
+    K = len(np.unique(y))
+    model = lgb.LGBMClassifier(n_estimators=rounds, num_leaves=LEAVES, learning_rate=LEARNING_RATE,
+                               min_child_samples=1, min_child_weight=1e-3, reg_lambda=0, max_bin=255,
+                               n_jobs=threads, verbose=-1)
+    started = time.perf_counter()
+    model.fit(X, y)
+    fit = time.perf_counter() - started
+    curve = []
+    for r in list(range(every, rounds + 1, every)) + ([rounds] if rounds % every else []):
+        predicted = model.predict(Xt, num_iteration=r)
+        curve.append((r * K, int(np.count_nonzero(predicted != yt))))
+    return dict(fit_s=fit, trees=rounds * K, ms_per_tree=1e3 * fit / (rounds * K), curve=curve,
+                final_errors=curve[-1][1], version=lgb.__version__, threads=threads)
+
+
+def breakdown(X, y, trees=20):
+    """Device time per tree by stage, from CUDA events (kernel by kernel, no graph)."""
+    import cupy as cp
+
+    from gpuboost.backends.cuda import CudaBackend
+    from gpuboost.binning import BinMapper
+    from gpuboost.grower import GrowerParams
+
+    mapper = BinMapper(255).fit(X)
+    codes = mapper.transform(X)
+    classes, yk = np.unique(y, return_inverse=True)
+    K = len(classes)
+    backend = CudaBackend(codes, yk, None, K, n_bins=int(mapper.n_bins_.max()), missing_code=mapper.missing_bin)
+    params = GrowerParams(max_leaves=LEAVES)
+    F = np.zeros((len(yk), K))
+    backend.set_scores(F)
+    for _ in range(3):  # warm up: compile, and move away from F = 0
+        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
+        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
+        backend.rescore()
+    # wall time per tree with the graph, and host syncs
+    cp.cuda.Device().synchronize()
+    walls = []
+    rows_histogrammed = 0
+    for _ in range(trees):
+        started = time.perf_counter()
+        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
+        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
+        backend.rescore()
+        walls.append(time.perf_counter() - started)
+    # device time by stage, kernel by kernel
+    backend.profile = []
+    grow_walls = []
+    for _ in range(trees):
+        started = time.perf_counter()
+        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
+        grow_walls.append(time.perf_counter() - started)
+        # rows histogrammed: the root and every child (an upper bound: the last split's children
+        # get no histogram)
+        rows_histogrammed += int(tree.n_samples[0]) + int(sum(tree.n_samples[tree.left[tree.left >= 0]])
+                                                          + sum(tree.n_samples[tree.right[tree.right >= 0]]))
+        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
+        backend.rescore()
+    totals = {k: v / trees for k, v in backend.profile_totals().items()}
+    backend.profile = None
+    D = codes.shape[1]
+    n_groups = len(backend.group_first_host) - 1
+    bytes_per_row = D * codes.dtype.itemsize + n_groups * (4 + 4 * 8 + 4)  # codes; per group: row, p/pc of r, s, y
+    hist_bytes = rows_histogrammed / trees * bytes_per_row
+    return dict(wall_ms_per_tree_graph=1e3 * float(np.median(walls)),
+                wall_ms_per_tree_no_graph=1e3 * float(np.median(grow_walls)),
+                device_ms_per_tree=totals, histogram_bytes_per_tree=hist_bytes,
+                histogram_GBps=hist_bytes / (totals.get("histograms", float("nan")) / 1e3) / 1e9,
+                rows_histogrammed_per_tree=rows_histogrammed / trees)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("datasets", nargs="+", choices=["covertype290k", "poker"])
+    parser.add_argument("--trees", type=int, default=7000, help="gpuboost GPU trees (AOSO: one per iteration)")
+    parser.add_argument("--xgb-rounds", type=int, default=1000)
+    parser.add_argument("--lgb-rounds", type=int, default=1000)
+    parser.add_argument("--cpu-trees", type=int, default=200, help="gpuboost CPU backend trees")
+    parser.add_argument("--poker-rows", type=int, default=10_000_000)
+    parser.add_argument("--poker-test", type=int, default=1_000_000)
+    parser.add_argument("--every", type=int, default=100, help="score the test set every this many iterations")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["gpuboost", "xgboost", "lightgbm", "cpu"])
+    parser.add_argument("--breakdown", action="store_true")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+
+    import cupy as cp
+
+    device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    threads = os.cpu_count()
+    report = dict(gpu=device, cpu=platform.processor(), cpu_threads=threads, date=time.strftime("%Y-%m-%d"),
+                  copy_bandwidth_GBps=copy_bandwidth() / 1e9, results={})
+    log(f"GPU {device}; {threads} CPU threads; device-to-device copy {report['copy_bandwidth_GBps']:.0f} GB/s")
+    for name in args.datasets:
+        if name == "poker":
+            X, y, Xt, yt, split = poker(args.poker_rows, args.poker_test)
+        else:
+            X, y, Xt, yt, split = load(name)
+        K = len(np.unique(y))
+        res = report["results"][name] = dict(split=split, n_train=len(y), n_test=len(yt), K=K)
+        log(f"\n== {name}: {len(y)} train rows, {len(yt)} test rows, {X.shape[1]} features, K = {K}")
+        runs = [("gpuboost-gpu", lambda: run_gpuboost(X, y, Xt, yt, args.trees, args.every, "cuda")),
+                ("xgboost-gpu", lambda: run_xgboost(X, y, Xt, yt, args.xgb_rounds, max(1, args.every // K))),
+                ("lightgbm-cpu", lambda: run_lightgbm(X, y, Xt, yt, args.lgb_rounds, max(1, args.every // K), threads)),
+                ("gpuboost-cpu", lambda: run_gpuboost_cpu(X, y, Xt, yt, args.cpu_trees))]
+        skip = {"gpuboost": "gpuboost-gpu", "xgboost": "xgboost-gpu", "lightgbm": "lightgbm-cpu", "cpu": "gpuboost-cpu"}
+        for label, fn in runs:
+            if any(skip[s] == label for s in args.skip):
+                continue
+            try:
+                out = fn()
+            except Exception as exc:  # one library failing does not lose the others' figures
+                out = dict(error=f"{type(exc).__name__}: {exc}")
+            res[label] = out
+            if "error" in out:
+                log(f"{label:14s} failed: {out['error']}")
+            else:
+                log(f"{label:14s} {out['trees']:6d} trees  fit {out['fit_s']:8.2f} s  {out['ms_per_tree']:8.3f} ms/tree"
+                    f"  {1e3 / out['ms_per_tree']:8.0f} trees/s  test errors {out['final_errors']}"
+                    + (f"  GPU pool {out['gpu_pool_bytes'] / 2**30:.2f} GiB" if out.get("gpu_pool_bytes") else ""))
+        xgb_res = res.get("xgboost-gpu", {})
+        if "final_errors" in xgb_res:
+            target = xgb_res["final_errors"]
+            log(f"time to XGBoost-GPU's final test error ({target}), (trees needed) x (ms per tree):")
+            for label in ("gpuboost-gpu", "xgboost-gpu", "lightgbm-cpu", "gpuboost-cpu"):
+                out = res.get(label, {})
+                if "curve" not in out:
+                    continue
+                reached = first_reach(out["curve"], target)
+                out["trees_to_xgb_final"] = reached
+                out["seconds_to_xgb_final"] = None if reached is None else reached * out["ms_per_tree"] / 1e3
+                log(f"  {label:14s} " + ("not reached" if reached is None else
+                                          f"{reached} trees, {reached * out['ms_per_tree'] / 1e3:.2f} s"))
+        if args.breakdown:
+            try:
+                res["breakdown"] = b = breakdown(X, y)
+                log(f"breakdown (per tree): wall {b['wall_ms_per_tree_graph']:.3f} ms with the graph, "
+                    f"{b['wall_ms_per_tree_no_graph']:.3f} ms growing kernel by kernel with events")
+                for k, v in b["device_ms_per_tree"].items():
+                    log(f"  {k:28s} {v:8.3f} ms")
+                log(f"  histogram bytes {b['histogram_bytes_per_tree'] / 1e6:.1f} MB/tree, "
+                    f"{b['histogram_GBps']:.0f} GB/s achieved vs {report['copy_bandwidth_GBps']:.0f} GB/s copy")
+            except Exception as exc:
+                res["breakdown"] = dict(error=f"{type(exc).__name__}: {exc}")
+                log(f"breakdown failed: {exc}")
+        for label in ("gpuboost-gpu", "xgboost-gpu", "lightgbm-cpu", "gpuboost-cpu"):
+            if "curve" in res.get(label, {}):
+                log(f"{label} errors vs trees: " + " ".join(f"{t}:{e}" for t, e in res[label]["curve"][:: max(1, len(res[label]['curve']) // 12)]))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1, default=str))
+    return report
+
+
+def run_gpuboost_cpu(X, y, Xt, yt, trees):
+    from gpuboost import BoostClassifier
+
+    model = BoostClassifier(n_estimators=trees, max_leaves=LEAVES, learning_rate=LEARNING_RATE, device="cpu", tol=0.0)
+    started = time.perf_counter()
+    model.fit(X, y)
+    fit = time.perf_counter() - started
+    errors = []
+    for k, F in enumerate(model._staged_scores(Xt)):
+        if (k + 1) % 50 == 0 or k + 1 == len(model.trees_):
+            from gpuboost.losses import predicted_class
+
+            errors.append((k + 1, int(np.count_nonzero(model.classes_[predicted_class(F)] != yt))))
+    return dict(fit_s=fit, trees=len(model.trees_), ms_per_tree=1e3 * fit / len(model.trees_), curve=errors,
+                final_errors=errors[-1][1], threads=os.cpu_count())
+
+
+if __name__ == "__main__":
+    main()

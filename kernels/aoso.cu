@@ -1,0 +1,785 @@
+// AOSO-LogitBoost tree growth on an NVIDIA GPU: the hot stages of gpuboost's CUDA backend.
+//
+// Loaded by CuPy's RawModule (gpuboost/backends/cuda.py) with the name expressions listed in
+// KERNEL_NAMES there; compiled in CI without a GPU by tests/test_kernels_compile.py (nvcc,
+// sm_90, the same template instantiations, from kernels/instantiate.cu).
+//
+// Layouts (every array on the device, C order):
+//   codes   (N, D) uint8 or uint16, value bins 0 .. n_codes-2, missing values n_codes-1
+//   p, pc   (N, K) float64: probabilities and their accurate complements 1 - p
+//   y       (N,) int32 labels; w (N,) float64 weights or a null pointer (every weight 1)
+//   rows    (N,) int32: the row partition, one contiguous segment [start, stop) per node
+//   node table, indexed by node id (the root is 0; the k-th split creates 2k+1 and 2k+2):
+//     nstart, nstop (int32), npair (2 int32: r, s), nsum (3 float64: G, H, count),
+//     nscale (2 float64: fixed-point scales of g and h, powers of two),
+//     nclass (4K float64: G_k, Hd_k, max w|g_k|, max w p_k(1-p_k)), ngain (candidate split
+//     gain, -inf: none), nsplit (3 int32: feature, bin, missing_left), nchild (2 int32: -1)
+//   batch   node ids of one launch; ctrl[0] != 0 stops every kernel (the tree is complete).
+//
+// Determinism: every sum has a fixed order (per-thread strided loops, then fixed reduction
+// trees), and histograms are integer (fixed-point) sums, so a model is bit-for-bit the same
+// on every run. Histograms: a block adds a contiguous range of R = ceil(n / blocks) rows of
+// the node into 32-bit shared counters, then adds the non-zero ones into 64-bit global
+// counters. Each row's (w g, w h) is rounded to an integer at the node's own scale: 2^bits
+// units, bits = 30 - ceil(log2 R), for the node's largest possible |w g| and w h (so that the
+// block sums stay within 2^30, and converged nodes with tiny Hessians keep their resolution).
+
+#define GB_STOP 0  // ctrl[GB_STOP] != 0: the tree is complete
+#define GB_CHOSEN 1  // ctrl[GB_CHOSEN]: the node split in this step
+
+constexpr int STAT_THREADS = 256;
+constexpr int HIST_THREADS = 256;
+constexpr int PART_THREADS = 256;
+constexpr int SCAN_THREADS = 1024;
+constexpr double GAIN_NOISE = 8.0 * 2.220446049250313e-16;
+constexpr double SPLIT_TIE = 1e-10;
+
+// +infinity without <cmath> (NVRTC compiles this file without the standard headers)
+__device__ __forceinline__ double gb_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+
+// ---------------------------------------------------------------------------------------------
+// per-row statistics of the pair (r, s): eqs (25), (26) of paper 000
+
+__device__ __forceinline__ void pair_stat(long long i, int r, int s, int K, const double* __restrict__ p,
+                                          const double* __restrict__ pc, const int* __restrict__ y,
+                                          double& g, double& h) {
+    const double pr = p[i * K + r], ps = p[i * K + s];
+    const int yi = y[i];
+    const double gr = (yi == r) ? -pc[i * K + r] : pr;
+    const double gs = (yi == s) ? -pc[i * K + s] : ps;
+    g = gr - gs;
+    h = pr * pc[i * K + r] + ps * pc[i * K + s] + 2.0 * pr * ps;
+}
+
+// a power of two t such that m * t <= 2^bits (m >= 0); 1 for m = 0
+__device__ __forceinline__ double fixed_scale(double m, int bits) {
+    if (!(m > 0.0)) return 1.0;
+    int e;
+    frexp(m, &e);  // m < 2^e
+    int shift = bits - e;
+    if (shift > 1000) shift = 1000;
+    return ldexp(1.0, shift);
+}
+
+// ---------------------------------------------------------------------------------------------
+// tree bookkeeping
+
+extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int* nstart, int* nstop, int* nchild,
+                                      double* ngain, double* nfinal, int* nsplit, int* ctrl) {
+    const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int j = tid; j < n_rows; j += gridDim.x * blockDim.x) rows[j] = j;
+    if (tid < max_nodes) {
+        nstart[tid] = 0;
+        nstop[tid] = tid == 0 ? n_rows : 0;
+        nchild[2 * tid] = -1;
+        nchild[2 * tid + 1] = -1;
+        ngain[tid] = -gb_inf();
+        nfinal[tid] = 0.0;
+        nsplit[3 * tid] = -1;
+        nsplit[3 * tid + 1] = -1;
+        nsplit[3 * tid + 2] = 0;
+    }
+    if (tid == 0) {
+        ctrl[GB_STOP] = 0;
+        ctrl[GB_CHOSEN] = -1;
+    }
+}
+
+// The open leaf with the largest positive gain (ties: the lowest node id) is split in step
+// `step`: its children become nodes 2 step + 1 and 2 step + 2. No such leaf: the tree is
+// complete. One thread.
+extern "C" __global__ void pick_leaf(int step, double* ngain, double* nfinal, int* nchild, int* ctrl) {
+    if (threadIdx.x != 0 || blockIdx.x != 0 || ctrl[GB_STOP]) return;
+    const int n_nodes = 2 * step + 1;
+    int best = -1;
+    for (int node = 0; node < n_nodes; ++node)
+        if (ngain[node] > 0.0 && (best < 0 || ngain[node] > ngain[best])) best = node;
+    if (best < 0) {
+        ctrl[GB_STOP] = 1;
+        ctrl[GB_CHOSEN] = -1;
+        return;
+    }
+    ctrl[GB_CHOSEN] = best;
+    nfinal[best] = ngain[best];
+    ngain[best] = -gb_inf();
+    nchild[2 * best] = n_nodes;
+    nchild[2 * best + 1] = n_nodes + 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// class statistics of a batch of nodes (for the pair of eq 33 and the node sums)
+//
+// mode 0: per class k, sum w g_k, sum w p_k (1 - p_k), max w |g_k|, max w p_k (1 - p_k)
+// mode 1: per class k, C_rk = sum w p_r p_k (r = npair[2 node])
+// A warp reads 32 / KP rows at a time, lane k % KP of each row's group of KP lanes handling
+// class k (KP: the next power of two >= K, at most 32; K > 32 takes KP = 32 and up to
+// CLASSES_PER_LANE classes per lane). Sums are reduced in a fixed order (lane shuffles, then
+// warps in order), so they are deterministic.
+// partials[((slot * gridDim.x) + block) * 4K + stat * K + k]; finished by finish_stats.
+
+constexpr int CLASSES_PER_LANE = 4;  // K <= 128
+constexpr int MERGED_MAX_K = 16;     // mode 2: K <= 16
+constexpr int STAT_WARPS = STAT_THREADS / 32;
+
+// mode 2 (K <= 16): mode 0's statistics and every C_jk = sum w p_j p_k in one pass
+// (partials: 4K + K*K per block, S[j][k] after the 4K)
+extern "C" __global__ void __launch_bounds__(STAT_THREADS)
+class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mode, const int* __restrict__ rows,
+            const int* __restrict__ nstart, const int* __restrict__ nstop, const int* __restrict__ npair,
+            const double* __restrict__ p, const double* __restrict__ pc, const int* __restrict__ y,
+            const double* __restrict__ w, int K, int KP, int stride, double* __restrict__ partials) {
+    if (ctrl[GB_STOP]) return;
+    __shared__ double red[STAT_WARPS][4 * 32 * CLASSES_PER_LANE];
+    const int slot = blockIdx.y;
+    const int node = batch[slot];
+    const int start = nstart[node], stop = nstop[node];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int per_warp = 32 / KP;           // rows a warp reads at a time
+    const int sub = lane / KP, kl = lane % KP;
+    const int group_lane = lane - kl;       // first lane of this row's group
+    const int r = npair[2 * node];
+    double a[CLASSES_PER_LANE], b[CLASSES_PER_LANE], c[CLASSES_PER_LANE], d[CLASSES_PER_LANE];
+    double S[MERGED_MAX_K];
+#pragma unroll
+    for (int t = 0; t < CLASSES_PER_LANE; ++t) a[t] = b[t] = c[t] = d[t] = 0.0;
+#pragma unroll
+    for (int t = 0; t < MERGED_MAX_K; ++t) S[t] = 0.0;
+    const int step = gridDim.x * STAT_WARPS * per_warp;
+    for (int jb = start + (blockIdx.x * STAT_WARPS + warp) * per_warp; jb < stop; jb += step) {  // warp-uniform
+        const int j = jb + sub;
+        const bool valid = j < stop;
+        const long long i = valid ? rows[j] : 0;
+        const double wi = valid ? (w ? w[i] : 1.0) : 0.0;
+        const int yi = y[i];
+        const double* pi = p + i * K;
+        const double* pci = pc + i * K;
+        if (mode == 1) {
+            const double pr = wi * pi[r];
+#pragma unroll
+            for (int t = 0; t < CLASSES_PER_LANE; ++t) {
+                const int k = kl + KP * t;
+                if (k < K) a[t] += pr * pi[k];
+            }
+            continue;
+        }
+#pragma unroll
+        for (int t = 0; t < CLASSES_PER_LANE; ++t) {
+            const int k = kl + KP * t;
+            if (k < K) {
+                const double pk = pi[k];
+                const double pck = pci[k];
+                const double g = wi * ((yi == k) ? -pck : pk);
+                const double h = wi * (pk * pck);
+                a[t] += g;
+                b[t] += h;
+                c[t] = fmax(c[t], fabs(g));
+                d[t] = fmax(d[t], h);
+            }
+        }
+        if (mode == 2) {  // K <= 16: one class per lane
+            const double pk = kl < K ? pi[kl] : 0.0;
+#pragma unroll
+            for (int q = 0; q < MERGED_MAX_K; ++q) {
+                if (q < KP) {  // warp-uniform
+                    const double pq = __shfl_sync(0xffffffffu, pk, group_lane + q);
+                    if (q < K) S[q] += (wi * pq) * pk;  // (w p_q) p_k, the CPU backends' order
+                }
+            }
+        }
+    }
+    // the rows of one warp: lanes with the same class, in a fixed pattern
+    for (int off = KP; off < 32; off <<= 1) {
+#pragma unroll
+        for (int t = 0; t < CLASSES_PER_LANE; ++t) {
+            a[t] += __shfl_xor_sync(0xffffffffu, a[t], off);
+            b[t] += __shfl_xor_sync(0xffffffffu, b[t], off);
+            c[t] = fmax(c[t], __shfl_xor_sync(0xffffffffu, c[t], off));
+            d[t] = fmax(d[t], __shfl_xor_sync(0xffffffffu, d[t], off));
+        }
+        if (mode == 2) {
+#pragma unroll
+            for (int q = 0; q < MERGED_MAX_K; ++q)
+                if (q < KP) S[q] += __shfl_xor_sync(0xffffffffu, S[q], off);
+        }
+    }
+    const int n_stats = mode == 1 ? K : (mode == 0 ? 4 * K : 4 * K + K * K);
+    if (sub == 0) {
+#pragma unroll
+        for (int t = 0; t < CLASSES_PER_LANE; ++t) {
+            const int k = kl + KP * t;
+            if (k < K) {
+                red[warp][k] = a[t];
+                if (mode != 1) {
+                    red[warp][K + k] = b[t];
+                    red[warp][2 * K + k] = c[t];
+                    red[warp][3 * K + k] = d[t];
+                }
+            }
+        }
+        if (mode == 2 && kl < K) {
+#pragma unroll
+            for (int q = 0; q < MERGED_MAX_K; ++q)
+                if (q < K) red[warp][4 * K + q * K + kl] = S[q];
+        }
+    }
+    __syncthreads();
+    double* out = partials + ((long long)slot * gridDim.x + blockIdx.x) * stride;
+    for (int e = threadIdx.x; e < n_stats; e += blockDim.x) {
+        const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
+        double v = red[0][e];
+        for (int q = 1; q < STAT_WARPS; ++q) v = is_max ? fmax(v, red[q][e]) : v + red[q][e];
+        out[e] = v;
+    }
+}
+
+// One block per node of the batch (FINISH_THREADS threads: a warp per statistic, its lanes
+// summing the partials in a fixed pattern). mode 0: the class sums, and r = argmax_k (-G_k).
+// mode 1 (after mode 0), or mode 2 alone: s by eq (33) (or eq (32) when rule_eq32), the node
+// sums under (r, s) and the fixed-point scales of its histogram.
+constexpr int FINISH_THREADS = 1024;
+
+extern "C" __global__ void __launch_bounds__(FINISH_THREADS)
+finish_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mode,
+             const double* __restrict__ partials, int n_partials, int K, int stride, int rule_eq32,
+             int hist_blocks, const int* __restrict__ nstart, const int* __restrict__ nstop,
+             int* __restrict__ npair, double* __restrict__ nclass, double* __restrict__ nsum,
+             double* __restrict__ nscale) {
+    if (ctrl[GB_STOP]) return;
+    const int slot = blockIdx.x;
+    const int node = batch[slot];
+    double* cls = nclass + (long long)node * 4 * K;
+    const double* part = partials + (long long)slot * n_partials * stride;
+    __shared__ double sh_C[MERGED_MAX_K * MERGED_MAX_K > 32 * CLASSES_PER_LANE ? MERGED_MAX_K * MERGED_MAX_K
+                                                                                : 32 * CLASSES_PER_LANE];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int n_stats = mode == 1 ? K : (mode == 0 ? 4 * K : 4 * K + K * K);
+    for (int e = warp; e < n_stats; e += FINISH_THREADS / 32) {
+        const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
+        double v = 0.0;
+        for (int q = lane; q < n_partials; q += 32) {
+            const double x = part[(long long)q * stride + e];
+            v = is_max ? fmax(v, x) : v + x;
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            const double u = __shfl_xor_sync(0xffffffffu, v, off);
+            v = is_max ? fmax(v, u) : v + u;
+        }
+        if (lane == 0) {
+            if (mode == 1) sh_C[e] = v;
+            else if (e < 4 * K) cls[e] = v;
+            else sh_C[e - 4 * K] = v;  // mode 2: C_jk at j K + k
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    int r;
+    if (mode == 1) {
+        r = npair[2 * node];
+    } else {
+        r = 0;
+        for (int k = 1; k < K; ++k)
+            if (-cls[k] > -cls[r]) r = k;
+        npair[2 * node] = r;
+        if (mode == 0) return;
+    }
+    const double* C = mode == 2 ? sh_C + r * K : sh_C;
+    int s = -1;
+    double best = -gb_inf();
+    for (int k = 0; k < K; ++k) {
+        if (k == r) continue;
+        double score;
+        if (rule_eq32) {
+            score = cls[k];
+        } else {
+            double den = cls[K + r] + cls[K + k] + 2.0 * C[k];
+            if (den == 0.0) den = 1.0;
+            const double diff = cls[r] - cls[k];
+            score = diff * diff / den;
+        }
+        if (s < 0 || score > best) {
+            best = score;
+            s = k;
+        }
+    }
+    npair[2 * node + 1] = s;
+    nsum[3 * node] = cls[r] - cls[s];
+    nsum[3 * node + 1] = cls[K + r] + cls[K + s] + 2.0 * C[s];
+    nsum[3 * node + 2] = (double)(nstop[node] - nstart[node]);
+    // |w g| <= w |g_r| + w |g_s|; w h = w (h_r + h_s + 2 p_r p_s) <= 2 (w h_r + w h_s), since
+    // p_r p_s <= min(p_r (1 - p_r), p_s (1 - p_s))
+    const int n = nstop[node] - nstart[node];
+    const int per_block = max(1, (n + hist_blocks - 1) / hist_blocks);
+    int log_rows = 0;
+    while ((1 << log_rows) < per_block) ++log_rows;
+    const int bits = 30 - log_rows;
+    nscale[2 * node] = fixed_scale(cls[2 * K + r] + cls[2 * K + s], bits);
+    nscale[2 * node + 1] = fixed_scale(2.0 * (cls[3 * K + r] + cls[3 * K + s]), bits);
+}
+
+// ---------------------------------------------------------------------------------------------
+// histograms, in a compact layout: feature f owns the cells feat_off[f] .. feat_off[f+1]-1
+// (its value bins, then its missing-value bin), three int64 channels each (w g, w h, count):
+// hist[slot][cell][channel]. Features are processed in groups whose cells fit in shared
+// memory (group_first: the first feature of each group, and D at the end); blockIdx.y is the
+// group. A warp takes 32 rows at a time, a row per lane; a feature with at most SMALL_WIDTH
+// cells (binary features: 3) is summed with warp reductions, one shared atomic per cell and
+// warp, instead of 32 colliding atomics.
+
+constexpr int SMALL_WIDTH = 6;
+
+template <typename Code>
+__global__ void __launch_bounds__(HIST_THREADS)
+histogram(const int* __restrict__ batch, const int* __restrict__ ctrl, const int* __restrict__ rows,
+          const int* __restrict__ nstart, const int* __restrict__ nstop, const int* __restrict__ npair,
+          const double* __restrict__ nscale, const Code* __restrict__ codes, int D,
+          const int* __restrict__ feat_off, const int* __restrict__ group_first, int total_cells,
+          const double* __restrict__ p, const double* __restrict__ pc, const int* __restrict__ y,
+          const double* __restrict__ w, int K, long long* __restrict__ hist) {
+    if (ctrl[GB_STOP]) return;
+    extern __shared__ int sh[];  // [cells of the group][3], then the group's feature offsets
+    const int slot = blockIdx.z;
+    const int node = batch[slot];
+    const int start = nstart[node], stop = nstop[node];
+    const int f0 = group_first[blockIdx.y], f1 = group_first[blockIdx.y + 1];
+    const int cell0 = feat_off[f0];
+    const int cells = (feat_off[f1] - cell0) * 3;
+    int* off = sh + cells;  // off[f - f0] = first cell of feature f, relative to the group
+    for (int f = f0 + threadIdx.x; f <= f1; f += blockDim.x) off[f - f0] = feat_off[f] - cell0;
+    for (int c = threadIdx.x; c < cells; c += blockDim.x) sh[c] = 0;
+    const int r = npair[2 * node], s = npair[2 * node + 1];
+    const double sg = nscale[2 * node], shs = nscale[2 * node + 1];
+    long long* out = hist + ((long long)slot * total_cells + cell0) * 3;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
+    const int per_block = (stop - start + gridDim.x - 1) / gridDim.x;
+    const int c0 = start + blockIdx.x * per_block, c1 = min(c0 + per_block, stop);
+    if (c0 >= c1) return;  // block-uniform: this block has no rows of the node
+    for (int j0 = c0 + warp * 32; j0 < c1; j0 += HIST_THREADS) {  // warp-uniform
+        const int j = j0 + lane;
+        const bool valid = j < c1;
+        int qg = 0, qh = 0;
+        long long i = 0;
+        if (valid) {
+            i = rows[j];
+            double g, h;
+            pair_stat(i, r, s, K, p, pc, y, g, h);
+            if (w) {
+                g *= w[i];
+                h *= w[i];
+            }
+            qg = __double2int_rn(g * sg);
+            qh = __double2int_rn(h * shs);
+        }
+        const Code* row = codes + i * D;
+        // the warp's totals, shared by every small feature: bin 0 gets what the others do not
+        const int all_g = __reduce_add_sync(0xffffffffu, qg);
+        const int all_h = __reduce_add_sync(0xffffffffu, qh);
+        const int all_c = __popc(__ballot_sync(0xffffffffu, valid));
+        for (int f = f0; f < f1; ++f) {
+            const int base = off[f - f0];
+            const int width = off[f - f0 + 1] - base;
+            const int code = valid ? (int)row[f] : -1;
+            int* cell = sh + base * 3;
+            if (width <= SMALL_WIDTH) {
+                int rest_g = 0, rest_h = 0, rest_c = 0;
+                for (int b = 1; b < width; ++b) {
+                    const bool here = code == b;
+                    const int rc = __popc(__ballot_sync(0xffffffffu, here));
+                    if (rc == 0) continue;  // warp-uniform
+                    const int rg = __reduce_add_sync(0xffffffffu, here ? qg : 0);
+                    const int rh = __reduce_add_sync(0xffffffffu, here ? qh : 0);
+                    rest_g += rg;
+                    rest_h += rh;
+                    rest_c += rc;
+                    if (lane == 0) {
+                        if (rg) atomicAdd(cell + 3 * b, rg);
+                        if (rh) atomicAdd(cell + 3 * b + 1, rh);
+                        atomicAdd(cell + 3 * b + 2, rc);
+                    }
+                }
+                if (lane == 0 && all_c > rest_c) {
+                    if (all_g != rest_g) atomicAdd(cell, all_g - rest_g);
+                    if (all_h != rest_h) atomicAdd(cell + 1, all_h - rest_h);
+                    atomicAdd(cell + 2, all_c - rest_c);
+                }
+            } else if (valid) {
+                int* bin = cell + 3 * code;
+                if (qg) atomicAdd(bin, qg);
+                if (qh) atomicAdd(bin + 1, qh);
+                atomicAdd(bin + 2, 1);
+            }
+        }
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < cells; c += blockDim.x) {
+        const int v = sh[c];
+        if (v) atomicAdd(reinterpret_cast<unsigned long long*>(out + c), (unsigned long long)(long long)v);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// best split of each node of a batch, from its fixed-point histogram (eq 30)
+//
+// Candidates are ordered (feature, bin, missing right before missing left); gains within
+// SPLIT_TIE (relative) of the largest tie and the first wins: the CPU backends' rule. Two
+// launches: split_gains (one warp per feature: the feature's largest gain) and split_pick
+// (one block per node: the top gain, then the first candidate within the tie, and the
+// histogram slot zeroed for the next batch). Bins are scanned 32 at a time with warp scans of
+// the exact integer sums.
+
+__device__ __forceinline__ double hguard(double H) { return H == 0.0 ? 1.0 : H; }
+
+__device__ __forceinline__ double split_gain(double GL, double HL, double GR, double HR, double parent) {
+    const double left = GL * GL / (2.0 * hguard(HL));
+    const double right = GR * GR / (2.0 * hguard(HR));
+    const double gain = left + right - parent;
+    return gain > GAIN_NOISE * (left + right + parent) ? gain : 0.0;
+}
+
+__device__ __forceinline__ long long warp_sum(long long v) {
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+__device__ __forceinline__ long long warp_inclusive_scan(long long v, int lane) {
+    for (int off = 1; off < 32; off <<= 1) {
+        const long long u = __shfl_up_sync(0xffffffffu, v, off);
+        if (lane >= off) v += u;
+    }
+    return v;
+}
+
+struct FeatureScan {
+    long long tg, th, tc, mg, mh, mc;  // value-bin totals and the missing-value bin
+};
+
+__device__ __forceinline__ FeatureScan feature_totals(const long long* __restrict__ hf, int n_codes, int lane) {
+    const int nb = n_codes - 1;
+    long long g = 0, h = 0, c = 0;
+    for (int b = lane; b < nb; b += 32) {
+        g += hf[3 * b];
+        h += hf[3 * b + 1];
+        c += hf[3 * b + 2];
+    }
+    FeatureScan t;
+    t.tg = warp_sum(g);
+    t.th = warp_sum(h);
+    t.tc = warp_sum(c);
+    t.mg = hf[3 * nb];
+    t.mh = hf[3 * nb + 1];
+    t.mc = hf[3 * nb + 2];
+    return t;
+}
+
+// the gains of bin b's two candidates, given the inclusive prefix sums (lg, lh, lc) of bins 0..b
+__device__ __forceinline__ void candidate_gains(const FeatureScan& t, long long lg, long long lh, long long lc,
+                                                double sg, double shs, int min_samples_leaf, double parent,
+                                                double& gain0, double& gain1) {
+    gain0 = -gb_inf();
+    gain1 = -gb_inf();
+    {  // missing values right
+        const long long CL = lc, CR = t.tc - lc + t.mc;
+        if (CL >= min_samples_leaf && CR >= min_samples_leaf)
+            gain0 = split_gain((double)lg / sg, (double)lh / shs, (double)(t.tg - lg + t.mg) / sg,
+                               (double)(t.th - lh + t.mh) / shs, parent);
+    }
+    if (t.mc > 0) {  // missing values left
+        const long long CL = lc + t.mc, CR = t.tc - lc;
+        if (CL >= min_samples_leaf && CR >= min_samples_leaf)
+            gain1 = split_gain((double)(lg + t.mg) / sg, (double)(lh + t.mh) / shs, (double)(t.tg - lg) / sg,
+                               (double)(t.th - lh) / shs, parent);
+    }
+}
+
+// parent term of eq (30) from the node's totals (every feature's bins hold every row once)
+__device__ __forceinline__ double parent_term(const FeatureScan& t, double sg, double shs) {
+    const double G = (double)(t.tg + t.mg) / sg, H = (double)(t.th + t.mh) / shs;
+    return G * G / (2.0 * hguard(H));
+}
+
+constexpr int SPLIT_WARPS = 8;
+
+extern "C" __global__ void __launch_bounds__(SPLIT_WARPS * 32)
+split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, const long long* __restrict__ hist, int D,
+            const int* __restrict__ feat_off, int total_cells, const double* __restrict__ nscale,
+            int min_samples_leaf, double* __restrict__ fbest) {
+    if (ctrl[GB_STOP]) return;
+    const int slot = blockIdx.y;
+    const int node = batch[slot];
+    const int lane = threadIdx.x & 31;
+    const int f = blockIdx.x * SPLIT_WARPS + (threadIdx.x >> 5);
+    if (f >= D) return;
+    const long long* hf = hist + ((long long)slot * total_cells + feat_off[f]) * 3;
+    const int n_codes = feat_off[f + 1] - feat_off[f];  // the feature's value bins and its missing bin
+    const double sg = nscale[2 * node], shs = nscale[2 * node + 1];
+    const FeatureScan t = feature_totals(hf, n_codes, lane);
+    const double parent = parent_term(t, sg, shs);
+    const int nb = n_codes - 1;
+    long long cg = 0, ch = 0, cc = 0;  // sums of the bins of earlier rounds
+    double best = -gb_inf();
+    for (int b0 = 0; b0 < nb; b0 += 32) {
+        const int b = b0 + lane;
+        const bool in = b < nb;
+        const long long lg = cg + warp_inclusive_scan(in ? hf[3 * b] : 0, lane);
+        const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
+        const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
+        if (in) {
+            double gain0, gain1;
+            candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+            best = fmax(best, fmax(gain0, gain1));
+        }
+        cg = __shfl_sync(0xffffffffu, lg, 31);
+        ch = __shfl_sync(0xffffffffu, lh, 31);
+        cc = __shfl_sync(0xffffffffu, lc, 31);
+    }
+    for (int off = 16; off > 0; off >>= 1) best = fmax(best, __shfl_xor_sync(0xffffffffu, best, off));
+    if (lane == 0) fbest[(long long)slot * D + f] = best;
+}
+
+constexpr int PICK_THREADS = 256;
+
+extern "C" __global__ void __launch_bounds__(PICK_THREADS)
+split_pick(const int* __restrict__ batch, const int* __restrict__ ctrl, long long* __restrict__ hist, int D,
+           const int* __restrict__ feat_off, int total_cells, const double* __restrict__ nscale,
+           int min_samples_leaf, const double* __restrict__ fbest, double* __restrict__ ngain,
+           int* __restrict__ nsplit) {
+    if (ctrl[GB_STOP]) return;
+    __shared__ double sh_top;
+    __shared__ int sh_f;
+    const int slot = blockIdx.x;
+    const int node = batch[slot];
+    const double* fb = fbest + (long long)slot * D;
+    long long* h = hist + (long long)slot * total_cells * 3;
+    if (threadIdx.x == 0) {
+        double top = -gb_inf();
+        for (int f = 0; f < D; ++f) top = fmax(top, fb[f]);
+        int first = -1;
+        if (isfinite(top)) {
+            const double at_least = top - SPLIT_TIE * fabs(top);
+            for (int f = 0; f < D && first < 0; ++f)
+                if (fb[f] >= at_least) first = f;
+        }
+        sh_top = top;
+        sh_f = first;
+    }
+    __syncthreads();
+    const int f = sh_f;
+    if (threadIdx.x < 32) {  // the first warp finds the first candidate of feature f in the tie
+        const int lane = threadIdx.x;
+        if (f < 0) {
+            if (lane == 0) ngain[node] = -gb_inf();
+        } else {
+            const long long* hf = h + (long long)feat_off[f] * 3;
+            const int n_codes = feat_off[f + 1] - feat_off[f];
+            const double sg = nscale[2 * node], shs = nscale[2 * node + 1];
+            const FeatureScan t = feature_totals(hf, n_codes, lane);
+            const double parent = parent_term(t, sg, shs);
+            const double at_least = sh_top - SPLIT_TIE * fabs(sh_top);
+            const int nb = n_codes - 1;
+            long long cg = 0, ch = 0, cc = 0;
+            for (int b0 = 0; b0 < nb; b0 += 32) {
+                const int b = b0 + lane;
+                const bool in = b < nb;
+                const long long lg = cg + warp_inclusive_scan(in ? hf[3 * b] : 0, lane);
+                const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
+                const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
+                double gain0 = -gb_inf(), gain1 = -gb_inf();
+                if (in) candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+                const bool hit = gain0 >= at_least || gain1 >= at_least;
+                const unsigned hits = __ballot_sync(0xffffffffu, hit);
+                if (hits) {
+                    const int winner = __ffs(hits) - 1;
+                    if (lane == winner) {
+                        const int dir = gain0 >= at_least ? 0 : 1;
+                        const double gain = dir == 0 ? gain0 : gain1;
+                        int missing_left;
+                        if (t.mc > 0) {
+                            missing_left = dir;
+                        } else {
+                            missing_left = lc >= t.tc - lc;  // no missing values: the larger side
+                        }
+                        ngain[node] = gain > 0.0 ? gain : -gb_inf();
+                        nsplit[3 * node] = f;
+                        nsplit[3 * node + 1] = b;
+                        nsplit[3 * node + 2] = missing_left;
+                    }
+                    break;
+                }
+                cg = __shfl_sync(0xffffffffu, lg, 31);
+                ch = __shfl_sync(0xffffffffu, lh, 31);
+                cc = __shfl_sync(0xffffffffu, lc, 31);
+            }
+        }
+    }
+    __syncthreads();
+    // leave the slot zeroed for the next batch
+    for (int c = threadIdx.x; c < total_cells * 3; c += blockDim.x) h[c] = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// stable partition of the chosen node's rows into [left | right]
+//
+// The segment is cut into chunks of PART_THREADS rows; chunk c belongs to block c % gridDim.x.
+// part_count counts each chunk's left rows, part_scan turns the counts into offsets and sets
+// the children's segments, part_scatter writes every row to its place in `tmp`, and
+// part_copy copies the segment back into `rows`.
+
+// training codes are per feature: value bins 0 .. n_f - 1, missing values n_f (feat_off)
+template <typename Code>
+__device__ __forceinline__ bool goes_left(const Code* codes, long long i, int D, const int* nsplit, int node,
+                                          const int* feat_off) {
+    const int f = nsplit[3 * node], b = nsplit[3 * node + 1];
+    const int c = (int)codes[i * D + f];
+    return c == feat_off[f + 1] - feat_off[f] - 1 ? nsplit[3 * node + 2] != 0 : c <= b;
+}
+
+template <typename Code>
+__global__ void __launch_bounds__(PART_THREADS)
+part_count(const int* __restrict__ ctrl, const int* __restrict__ rows, const int* __restrict__ nstart,
+           const int* __restrict__ nstop, const int* __restrict__ nsplit, const Code* __restrict__ codes, int D,
+           const int* __restrict__ feat_off, int* __restrict__ counts) {
+    if (ctrl[GB_STOP]) return;
+    const int node = ctrl[GB_CHOSEN];
+    const int start = nstart[node], n = nstop[node] - start;
+    for (int c = blockIdx.x; c * PART_THREADS < n; c += gridDim.x) {
+        const int j = c * PART_THREADS + threadIdx.x;
+        const bool left = j < n && goes_left(codes, rows[start + j], D, nsplit, node, feat_off);
+        const int total = __syncthreads_count(left);
+        if (threadIdx.x == 0) counts[c] = total;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
+part_scan(const int* __restrict__ ctrl, int* __restrict__ nstart, int* __restrict__ nstop,
+          const int* __restrict__ nchild, int* __restrict__ counts) {
+    if (ctrl[GB_STOP]) return;
+    __shared__ int sh[SCAN_THREADS];
+    const int node = ctrl[GB_CHOSEN];
+    const int start = nstart[node], stop = nstop[node];
+    const int n_chunks = (stop - start + PART_THREADS - 1) / PART_THREADS;
+    const int per = (n_chunks + SCAN_THREADS - 1) / SCAN_THREADS;
+    const int lo = threadIdx.x * per, hi = min(lo + per, n_chunks);
+    int mine = 0;
+    for (int c = lo; c < hi; ++c) mine += counts[c];
+    sh[threadIdx.x] = mine;
+    __syncthreads();
+    for (int off = 1; off < SCAN_THREADS; off <<= 1) {  // inclusive scan (Hillis-Steele)
+        const int v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
+        __syncthreads();
+        sh[threadIdx.x] += v;
+        __syncthreads();
+    }
+    int offset = sh[threadIdx.x] - mine;  // exclusive
+    for (int c = lo; c < hi; ++c) {
+        const int v = counts[c];
+        counts[c] = offset;
+        offset += v;
+    }
+    if (threadIdx.x == SCAN_THREADS - 1) {
+        const int n_left = sh[SCAN_THREADS - 1];
+        const int a = nchild[2 * node], b = nchild[2 * node + 1];
+        nstart[a] = start;
+        nstop[a] = start + n_left;
+        nstart[b] = start + n_left;
+        nstop[b] = stop;
+    }
+}
+
+template <typename Code>
+__global__ void __launch_bounds__(PART_THREADS)
+part_scatter(const int* __restrict__ ctrl, const int* __restrict__ rows, const int* __restrict__ nstart,
+             const int* __restrict__ nstop, const int* __restrict__ nsplit, const int* __restrict__ nchild,
+             const Code* __restrict__ codes, int D, const int* __restrict__ feat_off, const int* __restrict__ offsets,
+             int* __restrict__ tmp) {
+    if (ctrl[GB_STOP]) return;
+    __shared__ int warp_left[PART_THREADS / 32];
+    const int node = ctrl[GB_CHOSEN];
+    const int start = nstart[node], n = nstop[node] - start;
+    const int n_left = nstop[nchild[2 * node]] - start;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int c = blockIdx.x; c * PART_THREADS < n; c += gridDim.x) {
+        const int j = c * PART_THREADS + threadIdx.x;
+        const bool valid = j < n;
+        const int row = valid ? rows[start + j] : 0;
+        const bool left = valid && goes_left(codes, row, D, nsplit, node, feat_off);
+        const unsigned ballot = __ballot_sync(0xffffffffu, left);
+        if (lane == 0) warp_left[warp] = __popc(ballot);
+        __syncthreads();
+        int before = 0;  // left rows of this chunk before this thread
+        for (int q = 0; q < warp; ++q) before += warp_left[q];
+        before += __popc(ballot & ((1u << lane) - 1u));
+        __syncthreads();
+        if (valid) {
+            const int chunk_left = offsets[c];  // left rows of the chunks before this one
+            const int pos = left ? start + chunk_left + before
+                                 : start + n_left + (c * PART_THREADS - chunk_left) + (threadIdx.x - before);
+            tmp[pos] = row;
+        }
+    }
+}
+
+extern "C" __global__ void part_copy(const int* __restrict__ ctrl, const int* __restrict__ nstart,
+                                     const int* __restrict__ nstop, const int* __restrict__ tmp,
+                                     int* __restrict__ rows) {
+    if (ctrl[GB_STOP]) return;
+    const int node = ctrl[GB_CHOSEN];
+    const int start = nstart[node], stop = nstop[node];
+    for (int j = start + blockIdx.x * blockDim.x + threadIdx.x; j < stop; j += gridDim.x * blockDim.x)
+        rows[j] = tmp[j];
+}
+
+// ---------------------------------------------------------------------------------------------
+// a sum in a fixed order (one block): out[0] = sum of x[0 .. n)
+
+extern "C" __global__ void __launch_bounds__(1024) fixed_sum(const double* __restrict__ x, long long n,
+                                                             double* __restrict__ out) {
+    __shared__ double sh[1024];
+    double acc = 0.0;
+    for (long long j = threadIdx.x; j < n; j += blockDim.x) acc += x[j];
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half) sh[threadIdx.x] += sh[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[0] = sh[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// prediction: leaf of every row in one tree (binned codes, missing values at missing_code)
+
+template <typename Code>
+__global__ void apply_tree(const Code* __restrict__ codes, long long n, int D, int missing_code,
+                           const int* __restrict__ feature, const int* __restrict__ bin,
+                           const unsigned char* __restrict__ missing_left, const int* __restrict__ left,
+                           const int* __restrict__ right, int* __restrict__ out) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        int node = 0;
+        while (left[node] >= 0) {
+            const int c = (int)codes[i * D + feature[node]];
+            const bool go_left = c == missing_code ? missing_left[node] != 0 : c <= bin[node];
+            node = go_left ? left[node] : right[node];
+        }
+        out[i] = node;
+    }
+}
+
+// prediction of one tree added to F: F[i, :] += step[leaf of row i, :] (steps hold the
+// tree's leaf vectors times the learning rate, computed on the host; one thread per row, so
+// F receives the same additions as on the CPU)
+template <typename Code>
+__global__ void predict_add(const Code* __restrict__ codes, long long n, int D, int missing_code,
+                            const int* __restrict__ feature, const int* __restrict__ bin,
+                            const unsigned char* __restrict__ missing_left, const int* __restrict__ left,
+                            const int* __restrict__ right, const double* __restrict__ step, int K,
+                            double* __restrict__ F) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        int node = 0;
+        while (left[node] >= 0) {
+            const int c = (int)codes[i * D + feature[node]];
+            const bool go_left = c == missing_code ? missing_left[node] != 0 : c <= bin[node];
+            node = go_left ? left[node] : right[node];
+        }
+        for (int k = 0; k < K; ++k) F[i * K + k] += step[(long long)node * K + k];
+    }
+}

@@ -1,0 +1,248 @@
+"""The CUDA backend against its NumPy twin, stage by stage and tree by tree (needs a GPU).
+
+Every test here is marked ``gpu`` and skipped where CuPy sees no CUDA device (CI); run them on a
+machine with an NVIDIA GPU: ``python -m pytest -q -m gpu tests``.
+
+Tolerances, and why: histogram channels are fixed-point sums (each row's w g and w h rounded
+to 2^-19 of the node's largest possible value), so each bin differs from the float64 sum by at
+most half a unit per row; node sums and probabilities are float64 in another order (and
+libdevice's exp, not NumPy's), equal to about 1e-12 relative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpuboost.backends.cuda import cuda_usable
+
+usable, why = cuda_usable()
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not usable, reason=f"no usable GPU: {why}")]
+
+
+def _binned(n=400, d=5, K=4, max_bins=255, seed=0, missing=True, weights=False, constant=False):
+    from gpuboost.binning import BinMapper
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.argmax(X[:, :min(d, K)] @ rng.normal(size=(min(d, K), K)) + rng.normal(size=(n, K)), axis=1)
+    y[:K] = np.arange(K)  # every class present
+    if missing:
+        X[rng.uniform(size=X.shape) < 0.1] = np.nan
+    if constant:
+        X[:, 0] = 1.0
+    w = rng.uniform(0.2, 3.0, size=n) if weights else None
+    mapper = BinMapper(max_bins).fit(X, w)
+    codes = mapper.transform(X)
+    return codes, y, w, K, int(mapper.n_bins_.max()), mapper.missing_bin, rng
+
+
+def _pair(codes, y, w, K, n_bins, missing_code, F):
+    from gpuboost.backends.cuda import CudaBackend
+    from gpuboost.backends.numpy import NumpyBackend
+
+    ref = NumpyBackend(codes, y, w, K, n_bins=n_bins, missing_code=missing_code)
+    gpu = CudaBackend(codes, y, w, K, n_bins=n_bins, missing_code=missing_code)
+    return ref, gpu, ref.set_scores(F), gpu.set_scores(F)
+
+
+CASES = {
+    "K=4": dict(),
+    "weighted": dict(weights=True),
+    "K=2": dict(K=2),
+    "K=100": dict(K=100, n=600, d=3),
+    "bins=2": dict(max_bins=2),
+    "one constant feature": dict(constant=True),
+    "uint16 codes": dict(max_bins=300, n=700),
+    "no missing values": dict(missing=False),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_stages_against_numpy(case):
+    codes, y, w, K, n_bins, missing_code, rng = _binned(**CASES[case])
+    n = codes.shape[0]
+    F = rng.normal(scale=2.0, size=(n, K))
+    ref, gpu, loss_ref, loss_gpu = _pair(codes, y, w, K, n_bins, missing_code, F)
+    assert abs(loss_gpu - loss_ref) <= 1e-12 * abs(loss_ref)
+    assert np.allclose(gpu.p, ref.p, rtol=1e-13, atol=1e-300)
+    assert np.allclose(gpu.pc, ref.pc, rtol=1e-13, atol=1e-300)
+
+    # a partition first, so that segments hold rows out of order
+    ref.reset_partition()
+    gpu.reset_partition()
+    f = 1 if codes.shape[1] > 1 else 0
+    b = n_bins // 2
+    assert gpu.partition((0, n), f, b, True) == ref.partition((0, n), f, b, True)
+    assert np.array_equal(gpu.rows_host, ref.rows)
+    segments = np.array([[0, n], [0, 0], [3, 4], [10, n // 2], [n // 2, n]])
+    pairs = gpu.select_pairs(segments, "eq33")
+    assert np.array_equal(pairs, ref.select_pairs(segments, "eq33"))
+    assert np.array_equal(gpu.select_pairs(segments, "eq32"), ref.select_pairs(segments, "eq32"))
+    sums_ref = ref.node_sums(segments, pairs)
+    sums_gpu = gpu.node_sums(segments, pairs)
+    assert np.allclose(sums_gpu, sums_ref, rtol=1e-11, atol=1e-12)
+
+    hists_gpu = gpu.histograms(segments, pairs)
+    hists_ref = ref.histograms(segments, pairs)
+    assert np.array_equal(hists_gpu[..., 2], hists_ref[..., 2])
+    scales = gpu._last_scales
+    for j in range(len(segments)):
+        for c in (0, 1):  # half a fixed-point unit per row, at most
+            bound = 0.5 * hists_ref[j, ..., 2] / scales[j, c] + 1e-12
+            assert np.all(np.abs(hists_gpu[j, ..., c] - hists_ref[j, ..., c]) <= bound), (case, j, c)
+
+    from gpuboost.backends.numpy import best_splits
+
+    for msl in (1, 3):
+        found = gpu.find_splits(hists_gpu, msl)
+        expected = best_splits(hists_gpu, hists_gpu[:, 0].sum(axis=1), msl)
+        ok = np.isfinite(expected.gain) & (expected.gain > 0)
+        assert np.array_equal(np.isfinite(found.gain), ok)
+        assert np.array_equal(found.feature[ok], expected.feature[ok])
+        assert np.array_equal(found.bin[ok], expected.bin[ok])
+        assert np.array_equal(found.missing_left[ok], expected.missing_left[ok])
+        assert np.allclose(found.gain[ok], expected.gain[ok], rtol=1e-12)
+
+    leaves = np.array([[0, 3], [3, 3], [3, n]])
+    deltas = rng.normal(size=(3, K))
+    F_ref = F.copy()
+    ref.update_scores(F_ref, leaves, deltas)
+    gpu.update_scores(None, leaves, deltas)
+    assert np.array_equal(gpu.scores(), F_ref)
+
+
+def test_one_row_and_all_rows_in_one_bin():
+    from gpuboost.backends.cuda import CudaBackend
+
+    codes = np.zeros((1, 3), dtype=np.uint8)
+    gpu = CudaBackend(codes, np.array([1]), None, 3, n_bins=2, missing_code=2)
+    assert gpu.set_scores(np.zeros((1, 3))) == pytest.approx(np.log(3))
+    assert gpu.partition((0, 1), 0, 0, False) == 1
+    found = gpu.find_splits(gpu.histograms(np.array([[0, 1]]), gpu.select_pairs(np.array([[0, 1]]), "eq33")), 1)
+    assert not np.isfinite(found.gain[0])
+
+
+def _trees_from_the_same_F(X, y, n_trees, max_leaves=20):
+    """Grow n_trees on the GPU and with the NumPy reference, each from the reference's F."""
+    from gpuboost.backends.cuda import CudaBackend
+    from gpuboost.backends.numpy import NumpyBackend
+    from gpuboost.binning import BinMapper
+    from gpuboost.grower import GrowerParams, TreeGrower
+
+    mapper = BinMapper(255).fit(X)
+    codes = mapper.transform(X)
+    K = int(y.max()) + 1
+    kw = dict(n_bins=int(mapper.n_bins_.max()), missing_code=mapper.missing_bin)
+    ref = NumpyBackend(codes, y, None, K, **kw)
+    gpu = CudaBackend(codes, y, None, K, **kw)
+    params = GrowerParams(max_leaves=max_leaves)
+    grower = TreeGrower(ref, params, mapper.bin_upper_edge, len(y))
+    F = np.zeros((len(y), K))
+    out = []
+    for _ in range(n_trees):
+        ref.set_scores(F)
+        gpu.set_scores(F)
+        tree_ref, seg_ref, ids_ref = grower.grow()
+        tree_gpu, seg_gpu, ids_gpu = gpu.grow_tree(params, mapper.bin_upper_edge)
+        out.append((tree_ref, tree_gpu))
+        step = 0.1 * tree_ref.node_vectors(K)
+        ref.update_scores(F, seg_ref, step[ids_ref])
+    return out
+
+
+def _first_difference(a, b):
+    """(node, what) of the first node, in id order, whose pair or split differs; None if equal."""
+    for j in range(min(a.n_nodes, b.n_nodes)):
+        if tuple(a.pair[j]) != tuple(b.pair[j]):
+            return j, "pair"
+        split_a = (a.feature[j], a.bin[j], a.missing_left[j]) if a.left[j] >= 0 else None
+        split_b = (b.feature[j], b.bin[j], b.missing_left[j]) if b.left[j] >= 0 else None
+        if split_a != split_b:
+            return j, "split"
+    return None if a.n_nodes == b.n_nodes else (min(a.n_nodes, b.n_nodes), "size")
+
+
+def test_trees_match_the_numpy_reference_from_the_same_F():
+    from conftest import load_dataset
+
+    X, y, _, _ = load_dataset("pendigits")
+    pairs = _trees_from_the_same_F(X[:3000], y[:3000], 30)
+    same = 0
+    for k, (tree_ref, tree_gpu) in enumerate(pairs):
+        diff = _first_difference(tree_ref, tree_gpu)
+        if diff is None:
+            same += 1
+            assert np.allclose(tree_gpu.value, tree_ref.value, rtol=1e-9, atol=1e-12)
+            assert np.allclose(tree_gpu.gain, tree_ref.gain, rtol=1e-4, atol=1e-9)
+            continue
+        j, what = diff
+        print(f"tree {k}: first difference at node {j} ({what})")
+        if what == "split" and tree_ref.left[j] >= 0 and tree_gpu.left[j] >= 0:
+            # two different splits of the same node: a near-tie at the fixed-point resolution
+            assert tree_gpu.gain[j] == pytest.approx(tree_ref.gain[j], rel=1e-4), (k, j)
+    assert same >= 0.8 * len(pairs), f"only {same} of {len(pairs)} trees identical"
+
+
+def test_deterministic_model_bytes(tmp_path):
+    from gpuboost import BoostClassifier
+
+    codes, y, w, K, *_ = _binned(n=3000, d=8, K=5, weights=True)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 8))
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    for k in range(2):
+        BoostClassifier(n_estimators=40, device="cuda").fit(X, y, sample_weight=w).save_model(tmp_path / f"m{k}.json")
+    assert (tmp_path / "m0.json").read_bytes() == (tmp_path / "m1.json").read_bytes()
+
+
+def test_fit_predict_auto_picks_the_gpu_and_cpu_prediction_agrees():
+    from gpuboost import BoostClassifier
+    from gpuboost.backends.cpu import CpuBackend
+    from conftest import load_dataset
+
+    X, y, Xt, yt = load_dataset("pendigits")
+    model = BoostClassifier(n_estimators=200).fit(X, y)
+    assert model.device_ == "cuda"
+    F_gpu = model.decision_function(Xt)
+    F_cpu = np.zeros_like(F_gpu)
+    CpuBackend.add_trees(F_cpu, model.trees_, model._bin_mapper.transform(Xt), model._bin_mapper.missing_bin,
+                         model.learning_rate)
+    assert np.array_equal(F_gpu, F_cpu)
+    errors = int(np.count_nonzero(model.predict(Xt) != yt))
+    cpu = BoostClassifier(n_estimators=200, device="cpu").fit(X, y)
+    errors_cpu = int(np.count_nonzero(cpu.predict(Xt) != yt))
+    assert abs(errors - errors_cpu) <= 10, (errors, errors_cpu)
+
+
+def test_optdigits_converges_to_the_papers_tolerance():
+    from gpuboost import BoostClassifier
+    from conftest import load_dataset
+
+    X, y, Xt, yt = load_dataset("optdigits")
+    model = BoostClassifier(n_estimators=5000, device="cuda").fit(X, y)
+    assert model.train_loss_[-1] <= 1e-16
+    assert len(model.trees_) < 5000
+    errors = int(np.count_nonzero(model.predict(Xt) != yt))
+    print(f"optdigits on the GPU: converged at {len(model.trees_)} trees, {errors} test errors")
+    assert errors <= 50
+
+
+def test_out_of_memory_is_a_clear_error_and_the_process_recovers():
+    import cupy
+
+    from gpuboost import BoostClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200_000, 20))
+    y = rng.integers(0, 10, size=200_000)
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    pool.set_limit(size=8 * 2**20)  # 8 MiB: far less than the training arrays need
+    try:
+        with pytest.raises(MemoryError, match="GPU ran out of memory: training needs about"):
+            BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
+    finally:
+        pool.set_limit(size=0)
+    model = BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
+    assert model.predict(X[:10]).shape == (10,)
