@@ -180,6 +180,25 @@ def breakdown(X, y, trees=20):
         backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
         backend.rescore()
         walls.append(time.perf_counter() - started)
+    # the tree's graph alone, replayed (it regrows the same tree from the same p)
+    graph = next(iter(backend._graphs.values()), None)
+    graph_ms = float("nan")
+    if graph is not None:
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record(backend.stream)
+        for _ in range(trees):
+            graph.launch(stream=backend.stream)
+        stop.record(backend.stream)
+        stop.synchronize()
+        graph_ms = cp.cuda.get_elapsed_time(start, stop) / trees
+    # F's update and the next p (numba kernels), and the host's share of a tree
+    tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
+    deltas = (LEARNING_RATE * tree.node_vectors(K))[ids]
+    started = time.perf_counter()
+    for _ in range(trees):
+        backend.update_scores(None, seg, deltas)
+        backend.rescore()
+    update_ms = 1e3 * (time.perf_counter() - started) / trees
     # device time by stage, kernel by kernel
     backend.profile = []
     grow_walls = []
@@ -199,7 +218,8 @@ def breakdown(X, y, trees=20):
     n_groups = len(backend.group_first_host) - 1
     bytes_per_row = D * codes.dtype.itemsize + n_groups * (4 + 4 * 8 + 4)  # codes; per group: row, p/pc of r, s, y
     hist_bytes = rows_histogrammed / trees * bytes_per_row
-    return dict(wall_ms_per_tree_graph=1e3 * float(np.median(walls)),
+    return dict(wall_ms_per_tree_graph=1e3 * float(np.median(walls)), graph_device_ms=graph_ms,
+                update_and_rescore_ms=update_ms,
                 wall_ms_per_tree_no_graph=1e3 * float(np.median(grow_walls)),
                 device_ms_per_tree=totals, histogram_bytes_per_tree=hist_bytes,
                 histogram_GBps=hist_bytes / (totals.get("histograms", float("nan")) / 1e3) / 1e9,
@@ -271,8 +291,10 @@ def main(argv=None):
         if args.breakdown:
             try:
                 res["breakdown"] = b = breakdown(X, y)
-                log(f"breakdown (per tree): wall {b['wall_ms_per_tree_graph']:.3f} ms with the graph, "
-                    f"{b['wall_ms_per_tree_no_graph']:.3f} ms growing kernel by kernel with events")
+                log(f"breakdown (per tree): wall {b['wall_ms_per_tree_graph']:.3f} ms with the graph "
+                    f"(the graph alone {b['graph_device_ms']:.3f} ms on the device; F update and p "
+                    f"{b['update_and_rescore_ms']:.3f} ms); {b['wall_ms_per_tree_no_graph']:.3f} ms growing kernel "
+                    "by kernel with events around each stage:")
                 for k, v in b["device_ms_per_tree"].items():
                     log(f"  {k:28s} {v:8.3f} ms")
                 log(f"  histogram bytes {b['histogram_bytes_per_tree'] / 1e6:.1f} MB/tree, "

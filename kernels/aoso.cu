@@ -26,11 +26,14 @@
 
 #define GB_STOP 0  // ctrl[GB_STOP] != 0: the tree is complete
 #define GB_CHOSEN 1  // ctrl[GB_CHOSEN]: the node split in this step
+#define GB_SMALLER 2  // ctrl[GB_SMALLER], ctrl[GB_LARGER]: its children by row count
+#define GB_LARGER 3
+#define GB_DIRECT 4  // ctrl[GB_DIRECT] != 0: the larger child's statistics need their own pass
+#define GB_CTRL 5  // entries of ctrl
 
 constexpr int STAT_THREADS = 256;
 constexpr int HIST_THREADS = 256;
 constexpr int PART_THREADS = 256;
-constexpr int SCAN_THREADS = 1024;
 constexpr double GAIN_NOISE = 8.0 * 2.220446049250313e-16;
 constexpr double SPLIT_TIE = 1e-10;
 
@@ -82,6 +85,9 @@ extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int*
     if (tid == 0) {
         ctrl[GB_STOP] = 0;
         ctrl[GB_CHOSEN] = -1;
+        ctrl[GB_SMALLER] = -1;
+        ctrl[GB_LARGER] = -1;
+        ctrl[GB_DIRECT] = 1;
     }
 }
 
@@ -123,12 +129,19 @@ constexpr int STAT_WARPS = STAT_THREADS / 32;
 
 // mode 2 (K <= 16): mode 0's statistics and every C_jk = sum w p_j p_k in one pass
 // (partials: 4K + K*K per block, S[j][k] after the 4K)
+__device__ void finish_block(int slot, int node, int mode, const double* partials, int n_partials, int K, int stride,
+                             int rule_eq32, int hist_blocks, const int* nstart, const int* nstop, int* npair,
+                             double* nclass, double* nS, double* nsum, double* nscale);
+
 extern "C" __global__ void __launch_bounds__(STAT_THREADS)
 class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mode, const int* __restrict__ rows,
-            const int* __restrict__ nstart, const int* __restrict__ nstop, const int* __restrict__ npair,
+            const int* __restrict__ nstart, const int* __restrict__ nstop, int* __restrict__ npair,
             const double* __restrict__ p, const double* __restrict__ pc, const int* __restrict__ y,
-            const double* __restrict__ w, int K, int KP, int stride, double* __restrict__ partials) {
-    if (ctrl[GB_STOP]) return;
+            const double* __restrict__ w, int K, int KP, int stride, double* __restrict__ partials,
+            const int* __restrict__ gate, int rule_eq32, int hist_blocks, double* __restrict__ nclass,
+            double* __restrict__ nS, double* __restrict__ nsum, double* __restrict__ nscale,
+            int* __restrict__ counters) {
+    if (ctrl[GB_STOP] || (gate && *gate == 0)) return;
     __shared__ double red[STAT_WARPS][4 * 32 * CLASSES_PER_LANE];
     const int slot = blockIdx.y;
     const int node = batch[slot];
@@ -230,59 +243,25 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
         for (int q = 1; q < STAT_WARPS; ++q) v = is_max ? fmax(v, red[q][e]) : v + red[q][e];
         out[e] = v;
     }
+    // the last block of the node to finish sums every block's partials (in a fixed order)
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(counters + slot, 1) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    finish_block(slot, node, mode, partials + (long long)slot * gridDim.x * stride, gridDim.x, K, stride, rule_eq32,
+                 hist_blocks, nstart, nstop, npair, nclass, nS, nsum, nscale);
+    if (threadIdx.x == 0) counters[slot] = 0;  // ready for the next launch
 }
 
-// One block per node of the batch (FINISH_THREADS threads: a warp per statistic, its lanes
-// summing the partials in a fixed pattern). mode 0: the class sums, and r = argmax_k (-G_k).
-// mode 1 (after mode 0), or mode 2 alone: s by eq (33) (or eq (32) when rule_eq32), the node
-// sums under (r, s) and the fixed-point scales of its histogram.
-constexpr int FINISH_THREADS = 1024;
-
-extern "C" __global__ void __launch_bounds__(FINISH_THREADS)
-finish_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mode,
-             const double* __restrict__ partials, int n_partials, int K, int stride, int rule_eq32,
-             int hist_blocks, const int* __restrict__ nstart, const int* __restrict__ nstop,
-             int* __restrict__ npair, double* __restrict__ nclass, double* __restrict__ nsum,
-             double* __restrict__ nscale) {
-    if (ctrl[GB_STOP]) return;
-    const int slot = blockIdx.x;
-    const int node = batch[slot];
-    double* cls = nclass + (long long)node * 4 * K;
-    const double* part = partials + (long long)slot * n_partials * stride;
-    __shared__ double sh_C[MERGED_MAX_K * MERGED_MAX_K > 32 * CLASSES_PER_LANE ? MERGED_MAX_K * MERGED_MAX_K
-                                                                                : 32 * CLASSES_PER_LANE];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int n_stats = mode == 1 ? K : (mode == 0 ? 4 * K : 4 * K + K * K);
-    for (int e = warp; e < n_stats; e += FINISH_THREADS / 32) {
-        const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
-        double v = 0.0;
-        for (int q = lane; q < n_partials; q += 32) {
-            const double x = part[(long long)q * stride + e];
-            v = is_max ? fmax(v, x) : v + x;
-        }
-        for (int off = 16; off > 0; off >>= 1) {
-            const double u = __shfl_xor_sync(0xffffffffu, v, off);
-            v = is_max ? fmax(v, u) : v + u;
-        }
-        if (lane == 0) {
-            if (mode == 1) sh_C[e] = v;
-            else if (e < 4 * K) cls[e] = v;
-            else sh_C[e - 4 * K] = v;  // mode 2: C_jk at j K + k
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x != 0) return;
-    int r;
-    if (mode == 1) {
-        r = npair[2 * node];
-    } else {
-        r = 0;
-        for (int k = 1; k < K; ++k)
-            if (-cls[k] > -cls[r]) r = k;
-        npair[2 * node] = r;
-        if (mode == 0) return;
-    }
-    const double* C = mode == 2 ? sh_C + r * K : sh_C;
+// the pair of a node from its class sums (cls: G_k, Hd_k, max w|g_k|, max w h_k) and the cross
+// sums C[k] = C_rk of its r (already chosen, in npair), then its sums under (r, s) and the
+// fixed-point scales of its histogram (hist_blocks: the histogram launch's blocks per node)
+__device__ void finalize_node(int node, const double* cls, const double* C, int K, int rule_eq32, int hist_blocks,
+                              const int* nstart, const int* nstop, int* npair, double* nsum, double* nscale) {
+    const int r = npair[2 * node];
     int s = -1;
     double best = -gb_inf();
     for (int k = 0; k < K; ++k) {
@@ -314,6 +293,113 @@ finish_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mo
     const int bits = 30 - log_rows;
     nscale[2 * node] = fixed_scale(cls[2 * K + r] + cls[2 * K + s], bits);
     nscale[2 * node + 1] = fixed_scale(2.0 * (cls[3 * K + r] + cls[3 * K + s]), bits);
+}
+
+__device__ __forceinline__ int argmax_neg_first(const double* G, int K) {
+    int r = 0;
+    for (int k = 1; k < K; ++k)
+        if (-G[k] > -G[r]) r = k;
+    return r;
+}
+
+// The class statistics of a node from the partials of class_stats's blocks (run by its last
+// block: a warp per statistic, its lanes summing the partials in a fixed pattern). mode 0: the
+// class sums, and r = argmax_k (-G_k). mode 1 (after mode 0), or mode 2 alone: s by eq (33)
+// (or eq (32) when rule_eq32), the node sums under (r, s) and the fixed-point scales of its
+// histogram. Mode 2 also keeps every C_jk of the node in nS (K x K), from which a sibling's
+// can be derived.
+__device__ void finish_block(int slot, int node, int mode, const double* part, int n_partials, int K, int stride,
+                             int rule_eq32, int hist_blocks, const int* nstart, const int* nstop, int* npair,
+                             double* nclass, double* nS, double* nsum, double* nscale) {
+    double* cls = nclass + (long long)node * 4 * K;
+    __shared__ double sh_C[MERGED_MAX_K * MERGED_MAX_K > 32 * CLASSES_PER_LANE ? MERGED_MAX_K * MERGED_MAX_K
+                                                                                : 32 * CLASSES_PER_LANE];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int n_stats = mode == 1 ? K : (mode == 0 ? 4 * K : 4 * K + K * K);
+    for (int e = warp; e < n_stats; e += blockDim.x / 32) {
+        const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
+        double v = 0.0;
+        for (int q = lane; q < n_partials; q += 32) {
+            const double x = __ldcg(part + (long long)q * stride + e);  // other blocks' writes: skip L1
+            v = is_max ? fmax(v, x) : v + x;
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            const double u = __shfl_xor_sync(0xffffffffu, v, off);
+            v = is_max ? fmax(v, u) : v + u;
+        }
+        if (lane == 0) {
+            if (mode == 1) {
+                sh_C[e] = v;
+            } else if (e < 4 * K) {
+                cls[e] = v;
+            } else {  // mode 2: C_jk at j K + k
+                sh_C[e - 4 * K] = v;
+                nS[(long long)node * K * K + e - 4 * K] = v;
+            }
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bool done = false;
+        if (mode != 1) {
+            npair[2 * node] = argmax_neg_first(cls, K);
+            done = mode == 0;
+        }
+        if (!done) {
+            const double* C = mode == 2 ? sh_C + npair[2 * node] * K : sh_C;
+            finalize_node(node, cls, C, K, rule_eq32, hist_blocks, nstart, nstop, npair, nsum, nscale);
+        }
+    }
+}
+
+// The larger child's class statistics as the parent's minus the smaller child's (K <= 16):
+// sums subtract, maxima take the parent's (a bound). The subtraction is kept only where it is
+// accurate and the bound is tight enough: every difference's rounding error (2^-52 of the two
+// terms) must stay under 2^-30 of the child's largest statistic of its kind, and the child
+// must hold at least 2^-10 of the parent's Hessian mass of its pair (else its histogram scale
+// would be too coarse). Otherwise ctrl[GB_DIRECT] asks for the child's own pass, which then
+// overwrites what this wrote. One thread.
+extern "C" __global__ void derive_larger(int* __restrict__ ctrl, int K, int rule_eq32, int hist_blocks,
+                                         const int* __restrict__ nstart, const int* __restrict__ nstop,
+                                         int* __restrict__ npair, double* __restrict__ nclass,
+                                         double* __restrict__ nS, double* __restrict__ nsum,
+                                         double* __restrict__ nscale) {
+    if (threadIdx.x != 0 || blockIdx.x != 0 || ctrl[GB_STOP]) return;
+    const int parent = ctrl[GB_CHOSEN], small = ctrl[GB_SMALLER], large = ctrl[GB_LARGER];
+    const double* cp = nclass + (long long)parent * 4 * K;
+    const double* cs = nclass + (long long)small * 4 * K;
+    double* cl = nclass + (long long)large * 4 * K;
+    const double* Sp = nS + (long long)parent * K * K;
+    const double* Ss = nS + (long long)small * K * K;
+    double* Sl = nS + (long long)large * K * K;
+    const double eps = 2.220446049250313e-16, accurate = 1.0 / 1073741824.0, thin = 1.0 / 1024.0;
+    double scale_g = 0.0, scale_h = 0.0;
+    for (int k = 0; k < K; ++k) {
+        cl[k] = cp[k] - cs[k];
+        cl[K + k] = cp[K + k] - cs[K + k];
+        cl[2 * K + k] = cp[2 * K + k];
+        cl[3 * K + k] = cp[3 * K + k];
+        scale_g = fmax(scale_g, fabs(cl[k]));
+        scale_h = fmax(scale_h, cl[K + k]);
+    }
+    bool direct = false;
+    for (int k = 0; k < K; ++k) {
+        if (eps * (fabs(cp[k]) + fabs(cs[k])) > accurate * scale_g) direct = true;
+        if (eps * (cp[K + k] + cs[K + k]) > accurate * scale_h) direct = true;
+    }
+    const int r = argmax_neg_first(cl, K);
+    for (int k = 0; k < K; ++k) {
+        const int e = r * K + k;
+        Sl[e] = Sp[e] - Ss[e];
+        if (eps * (Sp[e] + Ss[e]) > accurate * (cl[K + r] + cl[K + k])) direct = true;
+    }
+    for (int e = 0; e < K * K; ++e)
+        if (e / K != r) Sl[e] = Sp[e] - Ss[e];
+    npair[2 * large] = r;
+    finalize_node(large, cl, Sl + r * K, K, rule_eq32, hist_blocks, nstart, nstop, npair, nsum, nscale);
+    const int s = npair[2 * large + 1];
+    if (cl[K + r] + cl[K + s] < thin * (cp[K + r] + cp[K + s])) direct = true;
+    ctrl[GB_DIRECT] = direct;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -421,11 +507,10 @@ histogram(const int* __restrict__ batch, const int* __restrict__ ctrl, const int
 // best split of each node of a batch, from its fixed-point histogram (eq 30)
 //
 // Candidates are ordered (feature, bin, missing right before missing left); gains within
-// SPLIT_TIE (relative) of the largest tie and the first wins: the CPU backends' rule. Two
-// launches: split_gains (one warp per feature: the feature's largest gain) and split_pick
-// (one block per node: the top gain, then the first candidate within the tie, and the
-// histogram slot zeroed for the next batch). Bins are scanned 32 at a time with warp scans of
-// the exact integer sums.
+// SPLIT_TIE (relative) of the largest tie and the first wins: the CPU backends' rule. One
+// launch: a warp per feature finds the feature's largest gain, and the node's last block
+// picks the top gain, then the first candidate within the tie, and zeroes the histogram slot
+// for the next batch. Bins are scanned 32 at a time with warp scans of the exact integer sums.
 
 __device__ __forceinline__ double hguard(double H) { return H == 0.0 ? 1.0 : H; }
 
@@ -499,65 +584,77 @@ __device__ __forceinline__ double parent_term(const FeatureScan& t, double sg, d
 
 constexpr int SPLIT_WARPS = 8;
 
+__device__ void pick_split(int slot, int node, long long* hist, int D, const int* feat_off, int total_cells,
+                           const double* nscale, int min_samples_leaf, const double* fbest, double* ngain,
+                           int* nsplit);
+
+// One warp per feature: its largest gain, into fbest. The last block of the node to finish
+// picks the node's split (pick_split) and zeroes the histogram slot.
 extern "C" __global__ void __launch_bounds__(SPLIT_WARPS * 32)
-split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, const long long* __restrict__ hist, int D,
+split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, long long* __restrict__ hist, int D,
             const int* __restrict__ feat_off, int total_cells, const double* __restrict__ nscale,
-            int min_samples_leaf, double* __restrict__ fbest) {
+            int min_samples_leaf, double* __restrict__ fbest, double* __restrict__ ngain, int* __restrict__ nsplit,
+            int* __restrict__ counters) {
     if (ctrl[GB_STOP]) return;
     const int slot = blockIdx.y;
     const int node = batch[slot];
     const int lane = threadIdx.x & 31;
     const int f = blockIdx.x * SPLIT_WARPS + (threadIdx.x >> 5);
-    if (f >= D) return;
-    const long long* hf = hist + ((long long)slot * total_cells + feat_off[f]) * 3;
-    const int n_codes = feat_off[f + 1] - feat_off[f];  // the feature's value bins and its missing bin
-    const double sg = nscale[2 * node], shs = nscale[2 * node + 1];
-    const FeatureScan t = feature_totals(hf, n_codes, lane);
-    const double parent = parent_term(t, sg, shs);
-    const int nb = n_codes - 1;
-    long long cg = 0, ch = 0, cc = 0;  // sums of the bins of earlier rounds
-    double best = -gb_inf();
-    for (int b0 = 0; b0 < nb; b0 += 32) {
-        const int b = b0 + lane;
-        const bool in = b < nb;
-        const long long lg = cg + warp_inclusive_scan(in ? hf[3 * b] : 0, lane);
-        const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
-        const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
-        if (in) {
-            double gain0, gain1;
-            candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
-            best = fmax(best, fmax(gain0, gain1));
+    if (f < D) {
+        const long long* hf = hist + ((long long)slot * total_cells + feat_off[f]) * 3;
+        const int n_codes = feat_off[f + 1] - feat_off[f];  // the feature's value bins and its missing bin
+        const double sg = nscale[2 * node], shs = nscale[2 * node + 1];
+        const FeatureScan t = feature_totals(hf, n_codes, lane);
+        const double parent = parent_term(t, sg, shs);
+        const int nb = n_codes - 1;
+        long long cg = 0, ch = 0, cc = 0;  // sums of the bins of earlier rounds
+        double best = -gb_inf();
+        for (int b0 = 0; b0 < nb; b0 += 32) {
+            const int b = b0 + lane;
+            const bool in = b < nb;
+            const long long lg = cg + warp_inclusive_scan(in ? hf[3 * b] : 0, lane);
+            const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
+            const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
+            if (in) {
+                double gain0, gain1;
+                candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+                best = fmax(best, fmax(gain0, gain1));
+            }
+            cg = __shfl_sync(0xffffffffu, lg, 31);
+            ch = __shfl_sync(0xffffffffu, lh, 31);
+            cc = __shfl_sync(0xffffffffu, lc, 31);
         }
-        cg = __shfl_sync(0xffffffffu, lg, 31);
-        ch = __shfl_sync(0xffffffffu, lh, 31);
-        cc = __shfl_sync(0xffffffffu, lc, 31);
+        for (int off = 16; off > 0; off >>= 1) best = fmax(best, __shfl_xor_sync(0xffffffffu, best, off));
+        if (lane == 0) fbest[(long long)slot * D + f] = best;
     }
-    for (int off = 16; off > 0; off >>= 1) best = fmax(best, __shfl_xor_sync(0xffffffffu, best, off));
-    if (lane == 0) fbest[(long long)slot * D + f] = best;
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(counters + slot, 1) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    pick_split(slot, node, hist, D, feat_off, total_cells, nscale, min_samples_leaf, fbest, ngain, nsplit);
+    if (threadIdx.x == 0) counters[slot] = 0;  // ready for the next launch
 }
 
-constexpr int PICK_THREADS = 256;
-
-extern "C" __global__ void __launch_bounds__(PICK_THREADS)
-split_pick(const int* __restrict__ batch, const int* __restrict__ ctrl, long long* __restrict__ hist, int D,
-           const int* __restrict__ feat_off, int total_cells, const double* __restrict__ nscale,
-           int min_samples_leaf, const double* __restrict__ fbest, double* __restrict__ ngain,
-           int* __restrict__ nsplit) {
-    if (ctrl[GB_STOP]) return;
+// the top gain over the features, then the first candidate within SPLIT_TIE of it (the first
+// feature whose best reaches it, scanned by one warp); then the slot is zeroed
+__device__ void pick_split(int slot, int node, long long* hist, int D, const int* feat_off, int total_cells,
+                           const double* nscale, int min_samples_leaf, const double* fbest, double* ngain,
+                           int* nsplit) {
     __shared__ double sh_top;
     __shared__ int sh_f;
-    const int slot = blockIdx.x;
-    const int node = batch[slot];
     const double* fb = fbest + (long long)slot * D;
     long long* h = hist + (long long)slot * total_cells * 3;
     if (threadIdx.x == 0) {
         double top = -gb_inf();
-        for (int f = 0; f < D; ++f) top = fmax(top, fb[f]);
+        for (int f = 0; f < D; ++f) top = fmax(top, __ldcg(fb + f));
         int first = -1;
         if (isfinite(top)) {
             const double at_least = top - SPLIT_TIE * fabs(top);
             for (int f = 0; f < D && first < 0; ++f)
-                if (fb[f] >= at_least) first = f;
+                if (__ldcg(fb + f) >= at_least) first = f;
         }
         sh_top = top;
         sh_f = first;
@@ -592,12 +689,8 @@ split_pick(const int* __restrict__ batch, const int* __restrict__ ctrl, long lon
                     if (lane == winner) {
                         const int dir = gain0 >= at_least ? 0 : 1;
                         const double gain = dir == 0 ? gain0 : gain1;
-                        int missing_left;
-                        if (t.mc > 0) {
-                            missing_left = dir;
-                        } else {
-                            missing_left = lc >= t.tc - lc;  // no missing values: the larger side
-                        }
+                        // no missing values in the node: unseen ones go to the larger side
+                        const int missing_left = t.mc > 0 ? dir : (lc >= t.tc - lc);
                         ngain[node] = gain > 0.0 ? gain : -gb_inf();
                         nsplit[3 * node] = f;
                         nsplit[3 * node + 1] = b;
@@ -612,17 +705,16 @@ split_pick(const int* __restrict__ batch, const int* __restrict__ ctrl, long lon
         }
     }
     __syncthreads();
-    // leave the slot zeroed for the next batch
-    for (int c = threadIdx.x; c < total_cells * 3; c += blockDim.x) h[c] = 0;
+    for (int c = threadIdx.x; c < total_cells * 3; c += blockDim.x) h[c] = 0;  // the slot, for the next batch
 }
 
 // ---------------------------------------------------------------------------------------------
 // stable partition of the chosen node's rows into [left | right]
 //
 // The segment is cut into chunks of PART_THREADS rows; chunk c belongs to block c % gridDim.x.
-// part_count counts each chunk's left rows, part_scan turns the counts into offsets and sets
-// the children's segments, part_scatter writes every row to its place in `tmp`, and
-// part_copy copies the segment back into `rows`.
+// part_count counts each chunk's left rows (and its last block turns the counts into offsets
+// and sets the children's segments), part_scatter writes every row to its place in `tmp`,
+// and part_copy copies the segment back into `rows`.
 
 // training codes are per feature: value bins 0 .. n_f - 1, missing values n_f (feat_off)
 template <typename Code>
@@ -633,11 +725,49 @@ __device__ __forceinline__ bool goes_left(const Code* codes, long long i, int D,
     return c == feat_off[f + 1] - feat_off[f] - 1 ? nsplit[3 * node + 2] != 0 : c <= b;
 }
 
+// the chunk counts into exclusive offsets, and the children's segments (one block)
+__device__ void scan_counts(int* ctrl, int* nstart, int* nstop, const int* nchild, int* counts) {
+    __shared__ int sh[PART_THREADS];
+    const int node = ctrl[GB_CHOSEN];
+    const int start = nstart[node], stop = nstop[node];
+    const int n_chunks = (stop - start + PART_THREADS - 1) / PART_THREADS;
+    const int per = (n_chunks + PART_THREADS - 1) / PART_THREADS;
+    const int lo = threadIdx.x * per, hi = min(lo + per, n_chunks);
+    int mine = 0;
+    for (int c = lo; c < hi; ++c) mine += __ldcg(counts + c);  // other blocks' writes: skip L1
+    sh[threadIdx.x] = mine;
+    __syncthreads();
+    for (int off = 1; off < PART_THREADS; off <<= 1) {  // inclusive scan (Hillis-Steele)
+        const int v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
+        __syncthreads();
+        sh[threadIdx.x] += v;
+        __syncthreads();
+    }
+    int offset = sh[threadIdx.x] - mine;  // exclusive
+    for (int c = lo; c < hi; ++c) {
+        const int v = __ldcg(counts + c);
+        counts[c] = offset;
+        offset += v;
+    }
+    if (threadIdx.x == PART_THREADS - 1) {
+        const int n_left = sh[PART_THREADS - 1];
+        const int a = nchild[2 * node], b = nchild[2 * node + 1];
+        nstart[a] = start;
+        nstop[a] = start + n_left;
+        nstart[b] = start + n_left;
+        nstop[b] = stop;
+        const bool left_smaller = n_left <= stop - start - n_left;
+        ctrl[GB_SMALLER] = left_smaller ? a : b;
+        ctrl[GB_LARGER] = left_smaller ? b : a;
+    }
+}
+
+// each chunk's left rows; the last block to finish turns the counts into offsets
 template <typename Code>
 __global__ void __launch_bounds__(PART_THREADS)
-part_count(const int* __restrict__ ctrl, const int* __restrict__ rows, const int* __restrict__ nstart,
-           const int* __restrict__ nstop, const int* __restrict__ nsplit, const Code* __restrict__ codes, int D,
-           const int* __restrict__ feat_off, int* __restrict__ counts) {
+part_count(int* __restrict__ ctrl, const int* __restrict__ rows, int* __restrict__ nstart, int* __restrict__ nstop,
+           const int* __restrict__ nsplit, const int* __restrict__ nchild, const Code* __restrict__ codes, int D,
+           const int* __restrict__ feat_off, int* __restrict__ counts, int* __restrict__ counter) {
     if (ctrl[GB_STOP]) return;
     const int node = ctrl[GB_CHOSEN];
     const int start = nstart[node], n = nstop[node] - start;
@@ -647,42 +777,15 @@ part_count(const int* __restrict__ ctrl, const int* __restrict__ rows, const int
         const int total = __syncthreads_count(left);
         if (threadIdx.x == 0) counts[c] = total;
     }
-}
-
-extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-part_scan(const int* __restrict__ ctrl, int* __restrict__ nstart, int* __restrict__ nstop,
-          const int* __restrict__ nchild, int* __restrict__ counts) {
-    if (ctrl[GB_STOP]) return;
-    __shared__ int sh[SCAN_THREADS];
-    const int node = ctrl[GB_CHOSEN];
-    const int start = nstart[node], stop = nstop[node];
-    const int n_chunks = (stop - start + PART_THREADS - 1) / PART_THREADS;
-    const int per = (n_chunks + SCAN_THREADS - 1) / SCAN_THREADS;
-    const int lo = threadIdx.x * per, hi = min(lo + per, n_chunks);
-    int mine = 0;
-    for (int c = lo; c < hi; ++c) mine += counts[c];
-    sh[threadIdx.x] = mine;
+    __shared__ bool last;
+    __threadfence();
     __syncthreads();
-    for (int off = 1; off < SCAN_THREADS; off <<= 1) {  // inclusive scan (Hillis-Steele)
-        const int v = threadIdx.x >= off ? sh[threadIdx.x - off] : 0;
-        __syncthreads();
-        sh[threadIdx.x] += v;
-        __syncthreads();
-    }
-    int offset = sh[threadIdx.x] - mine;  // exclusive
-    for (int c = lo; c < hi; ++c) {
-        const int v = counts[c];
-        counts[c] = offset;
-        offset += v;
-    }
-    if (threadIdx.x == SCAN_THREADS - 1) {
-        const int n_left = sh[SCAN_THREADS - 1];
-        const int a = nchild[2 * node], b = nchild[2 * node + 1];
-        nstart[a] = start;
-        nstop[a] = start + n_left;
-        nstart[b] = start + n_left;
-        nstop[b] = stop;
-    }
+    if (threadIdx.x == 0) last = atomicAdd(counter, 1) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    scan_counts(ctrl, nstart, nstop, nchild, counts);
+    if (threadIdx.x == 0) *counter = 0;  // ready for the next launch
 }
 
 template <typename Code>
@@ -729,20 +832,69 @@ extern "C" __global__ void part_copy(const int* __restrict__ ctrl, const int* __
 }
 
 // ---------------------------------------------------------------------------------------------
-// a sum in a fixed order (one block): out[0] = sum of x[0 .. n)
+// p = softmax(F), pc = 1 - p (accurate where p rounds to 1), and the training loss
+// sum_i w_i (log sum_k exp F_ik - F_{i,y_i}): the operations of losses.softmax_with_loss
+// (exp of F - rowmax, the non-maximal exponentials summed in class order, log1p). A thread per
+// row; each block's loss is a fixed-order sum, and the last block to finish adds the blocks'
+// sums in a fixed order into loss[0], so the loss is the same on every run.
 
-extern "C" __global__ void __launch_bounds__(1024) fixed_sum(const double* __restrict__ x, long long n,
-                                                             double* __restrict__ out) {
-    __shared__ double sh[1024];
+constexpr int SOFTMAX_THREADS = 256;
+
+extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
+softmax_loss(const double* __restrict__ F, const int* __restrict__ y, const double* __restrict__ w, int n, int K,
+             double* __restrict__ p, double* __restrict__ pc, double* __restrict__ partial,
+             int* __restrict__ counter, double* __restrict__ loss) {
+    __shared__ double sh[SOFTMAX_THREADS];
     double acc = 0.0;
-    for (long long j = threadIdx.x; j < n; j += blockDim.x) acc += x[j];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const double* f = F + (long long)i * K;
+        double* pi = p + (long long)i * K;
+        double* pci = pc + (long long)i * K;
+        int top = 0;
+        for (int k = 1; k < K; ++k)
+            if (f[k] > f[top]) top = k;
+        const double m = f[top];
+        double rest = 0.0;
+        for (int k = 0; k < K; ++k) {
+            const double e = exp(f[k] - m);
+            pi[k] = e;
+            if (k != top) rest += e;
+        }
+        const double norm = 1.0 + rest;
+        for (int k = 0; k < K; ++k) {
+            const double v = pi[k] / norm;
+            pi[k] = v;
+            pci[k] = 1.0 - v;
+        }
+        pi[top] = 1.0 / norm;
+        pci[top] = rest / norm;
+        const double value = (m - f[y[i]]) + log1p(rest);
+        acc += w ? value * w[i] : value;
+    }
     sh[threadIdx.x] = acc;
     __syncthreads();
     for (int half = blockDim.x / 2; half > 0; half >>= 1) {
         if (threadIdx.x < half) sh[threadIdx.x] += sh[threadIdx.x + half];
         __syncthreads();
     }
-    if (threadIdx.x == 0) out[0] = sh[0];
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = sh[0];
+        __threadfence();
+        last = atomicAdd(counter, 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    if (threadIdx.x < 32) {
+        double v = 0.0;
+        for (int b = threadIdx.x; b < gridDim.x; b += 32) v += __ldcg(partial + b);
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (threadIdx.x == 0) {
+            loss[0] = v;
+            *counter = 0;  // ready for the next launch
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ def test_one_row_and_all_rows_in_one_bin():
     assert not np.isfinite(found.gain[0])
 
 
-def _trees_from_the_same_F(X, y, n_trees, max_leaves=20):
+def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True):
     """Grow n_trees on the GPU and with the NumPy reference, each from the reference's F."""
     from gpuboost.backends.cuda import CudaBackend
     from gpuboost.backends.numpy import NumpyBackend
@@ -136,6 +136,7 @@ def _trees_from_the_same_F(X, y, n_trees, max_leaves=20):
     kw = dict(n_bins=int(mapper.n_bins_.max()), missing_code=mapper.missing_bin)
     ref = NumpyBackend(codes, y, None, K, **kw)
     gpu = CudaBackend(codes, y, None, K, **kw)
+    gpu.derive_siblings = derive
     params = GrowerParams(max_leaves=max_leaves)
     grower = TreeGrower(ref, params, mapper.bin_upper_edge, len(y))
     F = np.zeros((len(y), K))
@@ -163,11 +164,12 @@ def _first_difference(a, b):
     return None if a.n_nodes == b.n_nodes else (min(a.n_nodes, b.n_nodes), "size")
 
 
-def test_trees_match_the_numpy_reference_from_the_same_F():
+@pytest.mark.parametrize("derive", [True, False])
+def test_trees_match_the_numpy_reference_from_the_same_F(derive):
     from conftest import load_dataset
 
     X, y, _, _ = load_dataset("pendigits")
-    pairs = _trees_from_the_same_F(X[:3000], y[:3000], 30)
+    pairs = _trees_from_the_same_F(X[:3000], y[:3000], 30, derive=derive)
     same = 0
     for k, (tree_ref, tree_gpu) in enumerate(pairs):
         diff = _first_difference(tree_ref, tree_gpu)

@@ -9,7 +9,7 @@ the host then reads the node table once. Kernels (see DESIGN.md, "Kernels"):
 * CUDA C++, ``kernels/aoso.cu`` through CuPy ``RawModule``: class statistics and the pair of
   eq (33), fixed-point histograms, split gains and the best split, the stable row partition,
   the leaf pick, prediction;
-* numba.cuda, ``_numba_kernels``: p, 1 - p and the loss; the update of F.
+* numba.cuda, ``_numba_kernels``: the update of F from the leaf segments.
 
 Host round trips per tree: one read of the node table after growth, one upload of the leaf
 vectors (computed on the host by the same code as the CPU backends, so F gets the same
@@ -43,21 +43,18 @@ HOST_SYNCS_PER_TREE = 3
 #: The kernels of kernels/aoso.cu that the backend asks RawModule for (the template
 #: instantiations are the ones kernels/instantiate.cu compiles in CI).
 CODE_TYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short"}
-PLAIN_KERNELS = ("reset_tree", "pick_leaf", "class_stats", "finish_stats", "split_gains", "split_pick",
-                 "part_scan", "part_copy", "fixed_sum")
+PLAIN_KERNELS = ("reset_tree", "pick_leaf", "class_stats", "derive_larger", "split_gains", "part_copy", "softmax_loss")
 TEMPLATE_KERNELS = ("histogram", "part_count", "part_scatter", "apply_tree", "predict_add")
 KERNEL_NAMES = PLAIN_KERNELS + tuple(f"{k}<{t}>" for t in CODE_TYPES.values() for k in TEMPLATE_KERNELS)
 
 MAX_CLASSES = 128  # kernels/aoso.cu: CLASSES_PER_LANE * 32
 STAT_THREADS = 256  # kernels/aoso.cu constants
-FINISH_THREADS = 1024
 MERGED_MAX_K = 16
+CTRL_SIZE = 5  # kernels/aoso.cu: GB_CTRL
 HIST_THREADS = 256
 HIST_SHARED_BYTES = 48 * 1024
 PART_THREADS = 256
-SCAN_THREADS = 1024
 SPLIT_WARPS = 8
-PICK_THREADS = 256
 
 
 def kernel_source() -> Path:
@@ -190,7 +187,7 @@ class CudaBackend(Backend):
                     self.F = cupy.zeros((N, K))
                     self.p_d = cupy.empty((N, K))
                     self.pc_d = cupy.empty((N, K))
-                    self.loss_rows = cupy.empty(N)
+                    self.loss_rows = cupy.empty(max(1, min(8 * 1024, N)))  # per-block loss sums
                     self.loss_d = cupy.empty(1)
                     self.rows = cupy.arange(N, dtype=cupy.int32)
                     self.tmp = cupy.empty(N, dtype=cupy.int32)
@@ -202,17 +199,18 @@ class CudaBackend(Backend):
                     self.partials = cupy.empty(2 * self.stat_blocks * self.stat_stride)
                     self.hist = cupy.zeros((2, self.total_cells, N_CHANNELS), dtype=cupy.int64)
                     self.fbest = cupy.empty(2 * D)
-                    self.ones = None if self.weighted else cupy.ones(1)
+                    # last-block counters of class_stats and split_gains (2 slots each)
+                    self.counters = cupy.zeros(6, dtype=cupy.int32)  # ... part_count, softmax_loss
                 self.stream.synchronize()
             except cupy.cuda.memory.OutOfMemoryError as exc:
                 raise _out_of_memory(exc, needed) from None
         self.nb = nb_cuda
         self.nb_stream = nb_cuda.external_stream(self.stream.ptr)
-        self._nb = {name: nb_cuda.as_cuda_array(getattr(self, name))
-                    for name in ("F", "p_d", "pc_d", "loss_rows", "rows", "y")}
-        self._nb["w"] = nb_cuda.as_cuda_array(self.w if self.weighted else self.ones)
+        self._nb = {name: nb_cuda.as_cuda_array(getattr(self, name)) for name in ("F", "rows")}
         self._tables: dict = {}
         self._table(2)  # a node table for the stages (batches of up to 2 nodes)
+        #: derive the larger child's class statistics from its parent and sibling (K <= 16)
+        self.derive_siblings = True
         #: set to a list to record (category, start event, stop event) around every stage
         #: (benchmarks/bench_gpu.py's kernel breakdown; launches kernel by kernel, no graph)
         self.profile = None
@@ -277,16 +275,21 @@ class CudaBackend(Backend):
         cp, K = self.cp, self.n_classes
         M = 2 * max_leaves - 1
         t = {"M": M}
+        KK = K * K if K <= MERGED_MAX_K else 1
         with self.stream:
-            ints = cp.zeros(M * 9 + 2, dtype=cp.int32)
-            dbls = cp.zeros(M * 8 + M * 4 * K)
+            ints = cp.zeros(M * 9 + CTRL_SIZE, dtype=cp.int32)
+            dbls = cp.zeros(M * 8 + M * 4 * K + M * KK)
         t["ints"], t["dbls"] = ints, dbls
         t["nstart"], t["nstop"] = ints[0:M], ints[M:2 * M]
         t["npair"], t["nsplit"] = ints[2 * M:4 * M], ints[4 * M:7 * M]
-        t["nchild"], t["ctrl"] = ints[7 * M:9 * M], ints[9 * M:9 * M + 2]
+        t["nchild"], t["ctrl"] = ints[7 * M:9 * M], ints[9 * M:9 * M + CTRL_SIZE]
+        ctrl = t["ctrl"]
+        # the children of this step by size, and the flag for the larger one's own pass
+        t["smaller"], t["larger"], t["direct"] = ctrl[2:3], ctrl[3:4], ctrl[4:5]
         t["nsum"], t["nfinal"] = dbls[0:3 * M], dbls[3 * M:4 * M]
         t["ngain"], t["nscale"] = dbls[4 * M:5 * M], dbls[5 * M:7 * M]
         t["nclass"] = dbls[8 * M:8 * M + 4 * K * M]
+        t["nS"] = dbls[8 * M + 4 * K * M:8 * M + 4 * K * M + KK * M]
         # the node ids of each step's batch: the root, then the children 2k+1, 2k+2 of step k
         steps = np.zeros((max_leaves, 2), dtype=np.int32)
         steps[1:, 0] = 2 * np.arange(max_leaves - 1) + 1
@@ -307,21 +310,35 @@ class CudaBackend(Backend):
                      (_i32(self.n_rows), _i32(t["M"]), self.rows, t["nstart"], t["nstop"], t["nchild"], t["ngain"],
                       t["nfinal"], t["nsplit"], t["ctrl"]))
 
-    def _stats(self, t, batch, n_batch, rule_eq32: bool):
+    def _stats(self, t, batch, n_batch, rule_eq32: bool, hist_batch=None, gate=0):
         """Class statistics, the pair and the node sums of a batch: one pass over the rows for
-        K <= 16 (every C_jk at once), two passes otherwise (C_rk once r is known)."""
+        K <= 16 (every C_jk at once), two passes otherwise (C_rk once r is known).
+        ``hist_batch``: the size of the histogram batch the nodes go to (the scale depends on
+        it); ``gate``: a device flag, the launches do nothing where it is 0."""
         token = self._start("class statistics and pairs")
         w = self.w if self.weighted else 0
         K = self.n_classes
+        hist_blocks = self._hist_blocks(n_batch if hist_batch is None else hist_batch)
         for mode in ((2,) if K <= MERGED_MAX_K else (0, 1)):
+            # the kernel's last block per node sums the blocks' partials (kernels/aoso.cu)
             self._launch(self.k.class_stats, (self.stat_blocks, n_batch), (STAT_THREADS,),
                          (batch, t["ctrl"], _i32(mode), self.rows, t["nstart"], t["nstop"], t["npair"], self.p_d,
-                          self.pc_d, self.y, w, _i32(K), _i32(self.KP), _i32(self.stat_stride), self.partials))
-            self._launch(self.k.finish_stats, (n_batch,), (FINISH_THREADS,),
-                         (batch, t["ctrl"], _i32(mode), self.partials, _i32(self.stat_blocks), _i32(K),
-                          _i32(self.stat_stride), _i32(rule_eq32), _i32(self._hist_blocks(n_batch)), t["nstart"],
-                          t["nstop"], t["npair"], t["nclass"], t["nsum"], t["nscale"]))
+                          self.pc_d, self.y, w, _i32(K), _i32(self.KP), _i32(self.stat_stride), self.partials, gate,
+                          _i32(rule_eq32), _i32(hist_blocks), t["nclass"], t["nS"], t["nsum"], t["nscale"],
+                          self.counters[0:2]))
         self._stop(token)
+
+    def _children_stats(self, t, rule_eq32: bool):
+        """The statistics of a split's two children: the smaller child's by a pass over its
+        rows, the larger child's as the parent's minus the smaller's where that is accurate
+        (kernels/aoso.cu, derive_larger), else by its own pass. K <= 16."""
+        self._stats(t, t["smaller"], 1, rule_eq32, hist_batch=2)
+        token = self._start("class statistics and pairs")
+        self._launch(self.k.derive_larger, (1,), (1,),
+                     (t["ctrl"], _i32(self.n_classes), _i32(rule_eq32), _i32(self._hist_blocks(2)), t["nstart"],
+                      t["nstop"], t["npair"], t["nclass"], t["nS"], t["nsum"], t["nscale"]))
+        self._stop(token)
+        self._stats(t, t["larger"], 1, rule_eq32, hist_batch=2, gate=t["direct"])
 
     def _hist_blocks(self, n_batch):
         n_groups = len(self.group_first_host) - 1
@@ -329,7 +346,7 @@ class CudaBackend(Backend):
 
     def _hist(self, t, batch, n_batch):
         n_groups = len(self.group_first_host) - 1
-        blocks = self._hist_blocks(n_batch)  # finish_stats sizes the fixed-point scale by it
+        blocks = self._hist_blocks(n_batch)  # class_stats sizes the fixed-point scale by it
         w = self.w if self.weighted else 0
         token = self._start("histograms")
         self._launch(self.k.histogram, (blocks, n_groups, n_batch), (HIST_THREADS,),
@@ -343,28 +360,26 @@ class CudaBackend(Backend):
         token = self._start("split evaluation")
         self._launch(self.k.split_gains, (-(-self.n_features // SPLIT_WARPS), n_batch), (SPLIT_WARPS * 32,),
                      (batch, t["ctrl"], self.hist, _i32(self.n_features), self.feat_off, _i32(self.total_cells),
-                      t["nscale"], _i32(min_samples_leaf), self.fbest))
-        self._launch(self.k.split_pick, (n_batch,), (PICK_THREADS,),
-                     (batch, t["ctrl"], self.hist, _i32(self.n_features), self.feat_off, _i32(self.total_cells),
-                      t["nscale"], _i32(min_samples_leaf), self.fbest, t["ngain"], t["nsplit"]))
+                      t["nscale"], _i32(min_samples_leaf), self.fbest, t["ngain"], t["nsplit"], self.counters[2:4]))
         self._stop(token)
 
     def _partition(self, t):
         token = self._start("partition")
         blocks = max(1, min(8 * self.n_sm, -(-self.n_rows // PART_THREADS)))
-        common = (t["ctrl"], self.rows, t["nstart"], t["nstop"], t["nsplit"])
         self._launch(self.k.part_count, (blocks,), (PART_THREADS,),
-                     common + (self.codes, _i32(self.n_features), self.feat_off, self.counts))
-        self._launch(self.k.part_scan, (1,), (SCAN_THREADS,),
-                     (t["ctrl"], t["nstart"], t["nstop"], t["nchild"], self.counts))
+                     (t["ctrl"], self.rows, t["nstart"], t["nstop"], t["nsplit"], t["nchild"], self.codes,
+                      _i32(self.n_features), self.feat_off, self.counts, self.counters[4:5]))
         self._launch(self.k.part_scatter, (blocks,), (PART_THREADS,),
-                     common + (t["nchild"], self.codes, _i32(self.n_features), self.feat_off, self.counts,
-                               self.tmp))
+                     (t["ctrl"], self.rows, t["nstart"], t["nstop"], t["nsplit"], t["nchild"], self.codes,
+                      _i32(self.n_features), self.feat_off, self.counts, self.tmp))
         self._launch(self.k.part_copy, (blocks,), (256,), (t["ctrl"], t["nstart"], t["nstop"], self.tmp, self.rows))
         self._stop(token)
 
     def _evaluate(self, t, batch, n_batch, grow: bool, rule_eq32: bool, min_samples_leaf: int):
-        self._stats(t, batch, n_batch, rule_eq32)
+        if n_batch == 2 and self.n_classes <= MERGED_MAX_K and self.derive_siblings:
+            self._children_stats(t, rule_eq32)  # batch is this step's children
+        else:
+            self._stats(t, batch, n_batch, rule_eq32)
         if grow:
             self._hist(t, batch, n_batch)
             self._split(t, batch, n_batch, min_samples_leaf)
@@ -391,7 +406,7 @@ class CudaBackend(Backend):
         J = int(params.max_leaves)
         t = self._table(J)
         rule_eq32 = params.pair_rule == "eq32"
-        key = (J, rule_eq32, int(params.min_samples_leaf))
+        key = (J, rule_eq32, int(params.min_samples_leaf), self.derive_siblings)
         with self.cp.cuda.Device(self.device_id):
             if self.use_graph and self.profile is None:
                 graph = self._graphs.get(key)
@@ -400,9 +415,9 @@ class CudaBackend(Backend):
                 if graph is not None:
                     graph.launch(stream=self.stream)
                 else:
-                    self._tree_launches(t, *key)
+                    self._tree_launches(t, *key[:3])
             else:
-                self._tree_launches(t, *key)
+                self._tree_launches(t, *key[:3])
             ints = t["ints"].get(stream=self.stream)  # the one read of the tree (synchronises)
             dbls = t["dbls"].get(stream=self.stream)
         M = t["M"]
@@ -423,9 +438,9 @@ class CudaBackend(Backend):
         leaf_ids = np.flatnonzero(tree.is_leaf)
         return tree, np.stack([nstart[leaf_ids], nstop[leaf_ids]], axis=1), leaf_ids
 
-    def _capture(self, t, max_leaves, rule_eq32, min_samples_leaf):
+    def _capture(self, t, max_leaves, rule_eq32, min_samples_leaf, derive):
         """The tree's launches as one CUDA graph (None where capture is not supported)."""
-        key = (max_leaves, rule_eq32, min_samples_leaf)
+        key = (max_leaves, rule_eq32, min_samples_leaf, derive)
         try:
             self.stream.begin_capture()
             try:
@@ -446,14 +461,12 @@ class CudaBackend(Backend):
 
     def rescore(self, F=None):
         """p and 1 - p from the device's F; returns the training loss (reads one number)."""
-        nb = self._nb
         n = self.n_rows
         blocks = max(1, min(8 * self.n_sm, -(-n // 256)))
-        from ._numba_kernels import softmax_rows
-
-        softmax_rows[blocks, 256, self.nb_stream](nb["F"], nb["y"], nb["w"], self.weighted, nb["p_d"], nb["pc_d"],
-                                                  nb["loss_rows"])
-        self._launch(self.k.fixed_sum, (1,), (1024,), (self.loss_rows, np.int64(n), self.loss_d))
+        w = self.w if self.weighted else 0
+        self._launch(self.k.softmax_loss, (blocks,), (256,),
+                     (self.F, self.y, w, _i32(n), _i32(self.n_classes), self.p_d, self.pc_d, self.loss_rows,
+                      self.counters[5:6], self.loss_d))
         return float(self.loss_d.get(stream=self.stream)[0])
 
     @property
@@ -481,15 +494,21 @@ class CudaBackend(Backend):
         n_leaves = segments.shape[0]
         if n_leaves == 0:
             return
-        with self.stream:
-            packed = self.cp.asarray(np.concatenate([segments[:, 0], segments[:, 1]]).astype(np.int32))
-            deltas_d = self.cp.asarray(np.ascontiguousarray(deltas, dtype=np.float64))
-        nb = self.nb
+        if getattr(self, "_leaf_capacity", 0) < n_leaves:  # buffers and their numba views, kept
+            cap = max(64, n_leaves)
+            with self.stream:
+                self._leaf_start = self.cp.empty(cap, dtype=self.cp.int32)
+                self._leaf_stop = self.cp.empty(cap, dtype=self.cp.int32)
+                self._leaf_deltas = self.cp.empty((cap, self.n_classes))
+            self._leaf_views = [self.nb.as_cuda_array(a) for a in
+                                (self._leaf_start, self._leaf_stop, self._leaf_deltas)]
+            self._leaf_capacity = cap
+        self._leaf_start[:n_leaves].set(segments[:, 0].astype(np.int32), stream=self.stream)
+        self._leaf_stop[:n_leaves].set(segments[:, 1].astype(np.int32), stream=self.stream)
+        self._leaf_deltas[:n_leaves].set(np.ascontiguousarray(deltas, dtype=np.float64), stream=self.stream)
         longest = int((segments[:, 1] - segments[:, 0]).max())
         blocks = max(1, min(4 * self.n_sm, -(-longest // 256)))
-        add_leaf_deltas[(blocks, n_leaves), 256, self.nb_stream](
-            self._nb["F"], self._nb["rows"], nb.as_cuda_array(packed[:n_leaves]), nb.as_cuda_array(packed[n_leaves:]),
-            nb.as_cuda_array(deltas_d))
+        add_leaf_deltas[(blocks, n_leaves), 256, self.nb_stream](self._nb["F"], self._nb["rows"], *self._leaf_views)
 
     # -- the stages, one batch at a time (tests and the Python grower) ----------------------
     def reset_partition(self):
@@ -549,12 +568,13 @@ class CudaBackend(Backend):
         w = self.w if self.weighted else 0
         self._launch(self.k.class_stats, (self.stat_blocks, 1), (STAT_THREADS,),
                      (batch, t["ctrl"], _i32(1), self.rows, t["nstart"], t["nstop"], t["npair"], self.p_d, self.pc_d,
-                      self.y, w, _i32(self.n_classes), _i32(self.KP), _i32(self.stat_stride), self.partials))
+                      self.y, w, _i32(self.n_classes), _i32(self.KP), _i32(self.stat_stride), self.partials, 0,
+                      _i32(0), _i32(1), t["nclass"], t["nS"], t["nsum"], t["nscale"], self.counters[0:2]))
         K = self.n_classes
         part = self.partials[:self.stat_blocks * self.stat_stride].get(stream=self.stream).reshape(
             self.stat_blocks, self.stat_stride)
         C = np.zeros(K)
-        for b in range(self.stat_blocks):  # float64, in another fixed order than finish_stats
+        for b in range(self.stat_blocks):  # float64, in another fixed order than class_stats
             C += part[b, :K]
         return C
 
