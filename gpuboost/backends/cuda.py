@@ -8,19 +8,21 @@ the host then reads the node table once. Kernels (see DESIGN.md, "Kernels"):
 
 * CUDA C++, ``kernels/aoso.cu`` through CuPy ``RawModule``: class statistics and the pair of
   eq (33), fixed-point histograms, split gains and the best split, the stable row partition,
-  the leaf pick, prediction;
+  the leaf pick, p with the loss, prediction;
 * numba.cuda, ``_numba_kernels``: the update of F from the leaf segments.
 
-Host round trips per tree: one read of the node table after growth, one upload of the leaf
-vectors (computed on the host by the same code as the CPU backends, so F gets the same
-additions), one read of the training loss (``HOST_SYNCS_PER_TREE``).
+Host round trips per tree (``HOST_SYNCS_PER_TREE``): the host waits for the device twice, to
+read the node table after growth and to read the training loss after the next p; in between
+it uploads the leaf segments and vectors (three small copies; the vectors are computed on the
+host by the same code as the CPU backends, so F gets the same additions).
 
 Differences from the CPU backends, by design: histogram channels are fixed-point integer sums
-(each row's w g and w h rounded to 2^-19 of the node's largest possible value), so split gains
-agree with the CPU's to about 1e-5 relative and a split may differ where two candidates are
-that close; node sums (hence leaf values) are float64 sums in another order, equal to
-rounding. Results do not depend on thread scheduling: the same data give the same model bit
-for bit.
+(each row's w g and w h rounded to 2^-b of the node's largest possible value, b = 30 -
+ceil(log2 rows per block), 15 to 30), so split gains agree with the CPU's to about 1e-5
+relative and a split may differ where two candidates are that close; node sums (hence leaf
+values) are float64 sums in another order, equal to rounding. Results do not depend on thread
+scheduling: the same data give the same model bit for bit. docs/gpu.md has the details and
+the measured figures.
 
 Supported: ``algorithm="aoso"`` (per-node pairs by eq (33) or eq (32)). The K-tree family
 and K-LogitBoost train on the CPU backends.
@@ -37,8 +39,8 @@ from .base import N_CHANNELS, Backend, SplitBatch
 
 __all__ = ["CudaBackend", "cuda_usable", "kernel_source", "KERNEL_NAMES", "HOST_SYNCS_PER_TREE"]
 
-#: Reads and writes between host and device per grown tree (see the module docstring).
-HOST_SYNCS_PER_TREE = 3
+#: Times the host waits for the device per grown tree (see the module docstring).
+HOST_SYNCS_PER_TREE = 2
 
 #: The kernels of kernels/aoso.cu that the backend asks RawModule for (the template
 #: instantiations are the ones kernels/instantiate.cu compiles in CI).
