@@ -235,6 +235,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             backend = NumpyBackend(codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
                                    missing_code=self._bin_mapper.missing_bin, link="klogit")
         else:
+            if device == "cuda" and self.device == "auto":
+                from .backends.cuda import cuda_supports
+
+                if not cuda_supports(n_classes, int(self._bin_mapper.n_bins_.max())):
+                    device = "cpu"  # more classes or bins than the GPU kernels hold
             backend = backend_class(device)(
                 codes, y_codes, weight, n_classes,
                 n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,

@@ -242,7 +242,7 @@ def test_out_of_memory_is_a_clear_error_and_the_process_recovers():
     pool.free_all_blocks()
     pool.set_limit(size=8 * 2**20)  # 8 MiB: far less than the training arrays need
     try:
-        with pytest.raises(MemoryError, match="GPU ran out of memory: training needs about"):
+        with pytest.raises(MemoryError, match="GPU ran out of memory: this needs about"):
             BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
     finally:
         pool.set_limit(size=0)

@@ -215,3 +215,18 @@ def test_import_touches_no_gpu_stack():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_auto_keeps_the_cpu_when_the_gpu_kernels_do_not_hold_the_problem(monkeypatch):
+    # device="auto" on a machine with a GPU, but more classes than the CUDA kernels hold:
+    # the CPU trains, where device="cuda" would be an error from the backend
+    from gpuboost import _device
+    from gpuboost.backends import cuda
+
+    monkeypatch.setattr(_device, "gpu_status", lambda: (True, ""))
+    assert not cuda.cuda_supports(cuda.MAX_CLASSES + 1, 255)
+    assert cuda.cuda_supports(cuda.MAX_CLASSES, 255) and not cuda.cuda_supports(2, 5000)
+    X = np.repeat(np.arange(cuda.MAX_CLASSES + 1, dtype=float), 2)[:, None]
+    y = np.repeat(np.arange(cuda.MAX_CLASSES + 1), 2)
+    model = BoostClassifier(n_estimators=1, max_leaves=2, device="auto").fit(X, y)
+    assert model.device_ == "cpu"

@@ -37,7 +37,7 @@ import numpy as np
 
 from .base import N_CHANNELS, Backend, SplitBatch
 
-__all__ = ["CudaBackend", "cuda_usable", "kernel_source", "KERNEL_NAMES", "HOST_SYNCS_PER_TREE"]
+__all__ = ["CudaBackend", "cuda_usable", "cuda_supports", "kernel_source", "KERNEL_NAMES", "HOST_SYNCS_PER_TREE"]
 
 #: Times the host waits for the device per grown tree (see the module docstring).
 HOST_SYNCS_PER_TREE = 2
@@ -85,6 +85,11 @@ def cuda_usable() -> tuple[bool, str]:
     except Exception as exc:
         return False, f"CUDA is not usable ({type(exc).__name__}: {exc})"
     return True, ""
+
+
+def cuda_supports(n_classes: int, n_bins: int) -> bool:
+    """Whether the CUDA kernels hold this many classes and value bins per feature."""
+    return n_classes <= MAX_CLASSES and (n_bins + 1) * 3 * 4 + 8 <= HIST_SHARED_BYTES
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,7 +140,7 @@ def _out_of_memory(exc, needed: int):
     free, total = cupy.cuda.runtime.memGetInfo()
     cupy.get_default_memory_pool().free_all_blocks()
     return MemoryError(
-        f"The GPU ran out of memory: training needs about {needed / 2**30:.2f} GiB on the device "
+        f"The GPU ran out of memory: this needs about {needed / 2**30:.2f} GiB on the device "
         f"({free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB free). Train on fewer rows, use max_bins <= 255 "
         "(one byte per value), free other GPU memory, or use device='cpu'."
     )
@@ -715,7 +720,10 @@ def predict_scores(F, trees, codes, missing_code: int, learning_rate: float) -> 
     trees = list(trees)
     if not trees:
         return
-    codes_d = cp.ascontiguousarray(cp.asarray(codes))
+    try:
+        codes_d = cp.ascontiguousarray(cp.asarray(codes))
+    except cp.cuda.memory.OutOfMemoryError as exc:
+        raise _out_of_memory(exc, np.asarray(codes).nbytes + F.nbytes) from None
     code_dtype = np.dtype(codes_d.dtype)
     if code_dtype not in CODE_TYPES:
         raise ValueError(f"codes must be uint8 or uint16, got {code_dtype}")
@@ -730,9 +738,12 @@ def predict_scores(F, trees, codes, missing_code: int, learning_rate: float) -> 
     left = np.concatenate([t.left for t in trees]).astype(np.int32)
     right = np.concatenate([t.right for t in trees]).astype(np.int32)
     steps = np.concatenate([learning_rate * t.node_vectors(K) for t in trees])
-    d = {name: cp.asarray(a) for name, a in (("feature", feature), ("bin", bin_), ("missing_left", missing_left),
-                                             ("left", left), ("right", right), ("steps", steps))}
-    F_d = cp.asarray(np.ascontiguousarray(F, dtype=np.float64))
+    try:
+        d = {name: cp.asarray(a) for name, a in (("feature", feature), ("bin", bin_), ("missing_left", missing_left),
+                                                 ("left", left), ("right", right), ("steps", steps))}
+        F_d = cp.asarray(np.ascontiguousarray(F, dtype=np.float64))
+    except cp.cuda.memory.OutOfMemoryError as exc:
+        raise _out_of_memory(exc, codes_d.nbytes + F.nbytes + steps.nbytes) from None
     blocks = max(1, min(4096, -(-n // 256)))
     for j in range(len(trees)):
         lo, hi = int(offsets[j]), int(offsets[j + 1])
