@@ -112,6 +112,13 @@ def test_stages_against_numpy(case):
     assert np.array_equal(gpu.scores(), F_ref)
 
 
+def test_memory_pool_choice_is_reported():
+    from gpuboost.backends.cuda import use_rmm_pool
+
+    assert use_rmm_pool() in ("rmm pool", "rmm not installed", "off (GPUBOOST_RMM=0)",
+                              "kept: CuPy's allocator was set by the caller", "failed")
+
+
 def test_one_row_and_all_rows_in_one_bin():
     from gpuboost.backends.cuda import CudaBackend
 
@@ -238,6 +245,10 @@ def test_out_of_memory_is_a_clear_error_and_the_process_recovers():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200_000, 20))
     y = rng.integers(0, 10, size=200_000)
+    from gpuboost.backends.cuda import use_rmm_pool
+
+    if use_rmm_pool() == "rmm pool":
+        pytest.skip("the limit below is CuPy's pool's; RMM's pool is in use")
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     pool.set_limit(size=8 * 2**20)  # 8 MiB: far less than the training arrays need

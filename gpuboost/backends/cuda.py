@@ -87,6 +87,51 @@ def cuda_usable() -> tuple[bool, str]:
     return True, ""
 
 
+#: Set GPUBOOST_RMM=0 to keep CuPy's own memory pool even where RMM is installed.
+RMM_ENV = "GPUBOOST_RMM"
+
+
+@functools.lru_cache(maxsize=None)
+def use_rmm_pool() -> str:
+    """Route CuPy's (and numba's) device allocations through an RMM pool, once per process.
+
+    Only where RMM is installed, ``GPUBOOST_RMM`` is not "0", and the process has not chosen
+    otherwise: CuPy's allocator is still its default pool and RMM's resource is still its
+    default. Returns what was done ("rmm pool", or why not); a failure leaves CuPy's pool in use.
+    """
+    import os
+
+    if os.environ.get(RMM_ENV, "1") == "0":
+        return f"off ({RMM_ENV}=0)"
+    try:
+        import cupy
+        import rmm
+        from rmm.allocators.cupy import rmm_cupy_allocator
+    except Exception:
+        return "rmm not installed"
+    try:
+        if getattr(cupy.cuda.get_allocator(), "__self__", None) is not cupy.get_default_memory_pool():
+            return "kept: CuPy's allocator was set by the caller"
+        resource = rmm.mr.get_current_device_resource()
+        if type(resource).__name__ == "CudaMemoryResource":  # RMM's default: nobody configured it
+            rmm.mr.set_current_device_resource(rmm.mr.PoolMemoryResource(resource))
+        cupy.cuda.set_allocator(rmm_cupy_allocator)
+        try:  # numba allocates little here (argument views); before its first context only
+            from numba import cuda as nb_cuda
+            from rmm.allocators.numba import RMMNumbaManager
+
+            nb_cuda.set_memory_manager(RMMNumbaManager)
+        except Exception:
+            pass
+        return "rmm pool"
+    except Exception as exc:  # an RMM that does not match this CUDA: keep CuPy's pool
+        import warnings
+
+        warnings.warn(f"gpuboost could not set up an RMM memory pool ({exc}); using CuPy's pool.", RuntimeWarning,
+                      stacklevel=3)
+        return "failed"
+
+
 def cuda_supports(n_classes: int, n_bins: int) -> bool:
     """Whether the CUDA kernels hold this many classes and value bins per feature."""
     return n_classes <= MAX_CLASSES and (n_bins + 1) * 3 * 4 + 8 <= HIST_SHARED_BYTES
@@ -157,6 +202,7 @@ class CudaBackend(Backend):
                  use_graph: bool = True, device_id: int | None = None):
         import cupy
 
+        self.memory = use_rmm_pool()
         nb_cuda = import_numba_cuda()
         self.cp = cupy
         self.device_id = cupy.cuda.Device().id if device_id is None else int(device_id)
@@ -209,7 +255,7 @@ class CudaBackend(Backend):
                     # last-block counters of class_stats and split_gains (2 slots each)
                     self.counters = cupy.zeros(6, dtype=cupy.int32)  # ... part_count, softmax_loss
                 self.stream.synchronize()
-            except cupy.cuda.memory.OutOfMemoryError as exc:
+            except (cupy.cuda.memory.OutOfMemoryError, MemoryError) as exc:  # CuPy's pool, or RMM's
                 raise _out_of_memory(exc, needed) from None
         self.nb = nb_cuda
         self.nb_stream = nb_cuda.external_stream(self.stream.ptr)
@@ -722,7 +768,7 @@ def predict_scores(F, trees, codes, missing_code: int, learning_rate: float) -> 
         return
     try:
         codes_d = cp.ascontiguousarray(cp.asarray(codes))
-    except cp.cuda.memory.OutOfMemoryError as exc:
+    except (cp.cuda.memory.OutOfMemoryError, MemoryError) as exc:
         raise _out_of_memory(exc, np.asarray(codes).nbytes + F.nbytes) from None
     code_dtype = np.dtype(codes_d.dtype)
     if code_dtype not in CODE_TYPES:
@@ -742,7 +788,7 @@ def predict_scores(F, trees, codes, missing_code: int, learning_rate: float) -> 
         d = {name: cp.asarray(a) for name, a in (("feature", feature), ("bin", bin_), ("missing_left", missing_left),
                                                  ("left", left), ("right", right), ("steps", steps))}
         F_d = cp.asarray(np.ascontiguousarray(F, dtype=np.float64))
-    except cp.cuda.memory.OutOfMemoryError as exc:
+    except (cp.cuda.memory.OutOfMemoryError, MemoryError) as exc:
         raise _out_of_memory(exc, codes_d.nbytes + F.nbytes + steps.nbytes) from None
     blocks = max(1, min(4096, -(-n // 256)))
     for j in range(len(trees)):
