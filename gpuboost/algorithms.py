@@ -20,6 +20,9 @@ abcrobustlogit     K-1 trees on (k, base)      second order      Newton step on 
 klogitboost        1 vector tree updating      sum over classes  per class: -G_k / H_k
 (paper 000, s. 6)  all K classes; link         of the scalar     (diagonal Hessian, no
                    p_k = exp(F_k - 1)          gains             sum-to-one constraint)
+adaboostmh         1 Hamming tree: factorized  growth of the     alpha x the leaf's vote
+(paper 002)        stumps split, each leaf     edge, sum_l       vector sign(sum W y),
+                   votes; exponential loss     |L_l|+|R_l|-|S_l| alpha by eq (11)
 =================  ==========================  ================  =========================
 
 The names of the four K-tree methods are those of ABCBoost, the authors' own CPU library. Within
@@ -44,7 +47,7 @@ from .losses import LOGITBOOST, SINGLE
 
 __all__ = ["ALGORITHMS", "K_TREE", "ABC", "trees_per_iteration", "iteration_plan"]
 
-ALGORITHMS = ("aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit", "klogitboost")
+ALGORITHMS = ("aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit", "klogitboost", "adaboostmh")
 K_TREE = ("mart", "robustlogit", "logitboost")
 ABC = ("abcmart", "abcrobustlogit")
 FIRST_ORDER = ("mart", "abcmart")
@@ -67,6 +70,8 @@ def iteration_plan(algorithm: str, n_classes: int, params: GrowerParams, base: i
         return [params]
     if algorithm == "klogitboost":
         return [replace(params, vector=True)]
+    if algorithm == "adaboostmh":
+        return [replace(params, vector=True, edge=True)]
     if algorithm in ABC:
         return [replace(params, fixed_pair=(k, base), first_order=first_order)
                 for k in range(n_classes) if k != base]

@@ -41,6 +41,7 @@ class BoostResult:
     initial_loss: float = 0.0
     fit_time: float = 0.0
     trial_trees: int = 0  # trees grown for rejected ABC base-class candidates
+    train_hamming: np.ndarray = None  # AdaBoost.MH: the weighted Hamming loss (eq 1) after each new iteration
 
 
 def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
@@ -93,6 +94,7 @@ def boost(
     eval_loss: list[list[float]] = [[] for _ in eval_sets]
     eval_error: list[list[int]] = [[] for _ in eval_sets]
     trial_trees = 0
+    hamming: list[float] = []
 
     def monitor(iteration_trees: list[Tree]) -> None:
         for k, e in enumerate(eval_sets):
@@ -151,6 +153,8 @@ def boost(
             loss = rescore(F)  # the next iteration's probabilities, and this loss
         trees.extend(grown)
         train_loss.append(loss)
+        if hasattr(backend, "hamming_loss"):
+            hamming.append(backend.hamming_loss)
         monitor(grown)
         if after_iteration is not None and after_iteration(trees, train_loss, eval_loss, eval_error):
             break
@@ -162,4 +166,5 @@ def boost(
         initial_loss=initial_loss,
         fit_time=time.perf_counter() - started,
         trial_trees=trial_trees,
+        train_hamming=np.asarray(hamming, dtype=np.float64),
     )

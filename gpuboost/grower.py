@@ -45,6 +45,7 @@ class GrowerParams:
     first_order: bool = False
     value_scale: float = 1.0
     vector: bool = False  # K-LogitBoost: every node has K values, the gain sums over classes
+    edge: bool = False  # with vector: AdaBoost.MH's Hamming tree (edge gain, alpha x vote vectors)
 
 
 @dataclass
@@ -163,7 +164,16 @@ class TreeGrower:
             sums = self.backend.node_sums(np.array([[node.start, node.stop] for node in nodes]), pairs)
         else:
             sums = np.array([node.sums for node in nodes])
-        if self.params.vector:
+        if self.params.vector and self.params.edge:
+            # AdaBoost.MH's Hamming tree: every node votes v = sign of its class-wise edges
+            # (eq 12; a tie votes +1), scaled by the tree's alpha (eq 11) from its leaves' edge
+            K = sums.shape[1] - 1
+            votes = np.where(sums[:, :K] >= 0.0, 1.0, -1.0)
+            leaves = np.array([node.children is None for node in nodes])
+            self.edge, alpha = losses.hamming_tree_alpha(sums[leaves, :K])
+            vector = alpha * votes
+            sums = np.stack([np.zeros(n), np.ones(n), sums[:, -1]], axis=1)  # value 0: see vector
+        elif self.params.vector:
             K = (sums.shape[1] - 1) // 2
             vector = losses.node_value(sums[:, :K], sums[:, K:2 * K], self.params.leaf_clip)
             sums = np.stack([np.zeros(n), np.ones(n), sums[:, -1]], axis=1)  # value 0: see vector

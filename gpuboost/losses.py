@@ -16,6 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "adaboost_initial_weights",
+    "adaboost_weights",
+    "hamming_tree_alpha",
     "klogit_link",
     "predicted_class",
     "softmax",
@@ -233,3 +236,49 @@ def split_gain(GL, HL, GR, HR, G, H):
     parent = G * G / (2.0 * guard_hessian(H))
     gain = left + right - parent
     return np.where(gain > GAIN_NOISE * (left + right + parent), gain, 0.0)
+
+
+# -- AdaBoost.MH (paper 002) -----------------------------------------------------------------
+#: The largest edge a base classifier is credited with: gamma = 1 (a perfect classifier on the
+#: training weights) would make alpha infinite; 1 - 1e-10 caps alpha at about 11.9.
+MAX_EDGE = 1.0 - 1e-10
+
+
+def adaboost_initial_weights(y: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None) -> np.ndarray:
+    """Eq (2) of paper 002, normalised to sum to 1: a row's weight is split half on its label and
+    half over the K - 1 other classes (rows weighted by ``sample_weight``), shape (n, K)."""
+    n = y.shape[0]
+    s = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    s = s / s.sum()
+    W0 = np.repeat((s / (2.0 * (n_classes - 1)))[:, None], n_classes, axis=1)
+    W0[np.arange(n), y] = s / 2.0
+    return W0
+
+
+def adaboost_weights(F: np.ndarray, Y: np.ndarray, W0: np.ndarray):
+    """Weights and losses of AdaBoost.MH at scores F (paper 002).
+
+    W_il = W0_il exp(-Y_il F_il), normalised to sum to 1 (Appendix B's update, applied to the
+    sum of the base classifiers so far); the exponential loss (eq 3) sum W0 exp(-Y F); the
+    weighted Hamming loss (eq 1) sum W0 [sign(F) != Y] (F = 0 counts as an error).
+    Y is +1 at a row's label(s) and -1 elsewhere. Computed in the log domain, so that large
+    scores do not overflow the normalised weights.
+    """
+    with np.errstate(divide="ignore"):
+        a = np.log(W0) - Y * F
+    top = a.max()
+    e = np.exp(a - top)
+    total = e.sum()
+    W = e / total
+    with np.errstate(over="ignore"):  # the loss itself may overflow to inf; the weights do not
+        exp_loss = float(np.exp(top) * total)
+    hamming = float(W0[(Y * F) <= 0].sum())
+    return W, exp_loss, hamming
+
+
+def hamming_tree_alpha(leaf_edges: np.ndarray) -> tuple[float, float]:
+    """(gamma, alpha) of a Hamming tree: its edge gamma = sum over leaves and classes of
+    |sum_i W_il Y_il| (each leaf votes v = sign of its class-wise sums, eq 12), and eq (11)'s
+    alpha = 1/2 log((1 + gamma) / (1 - gamma)), gamma capped at ``MAX_EDGE``."""
+    gamma = float(min(np.abs(leaf_edges).sum(), MAX_EDGE))
+    return gamma, 0.5 * float(np.log((1.0 + gamma) / (1.0 - gamma)))

@@ -28,19 +28,23 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     AOSO-LogitBoost (Sun, Reid and Zhou, 2014) grows one vector-valued tree per iteration; every
     node picks its own class pair (r, s) by their eq (33) and is split by the gain of eq (30).
     ``algorithm`` selects the others (MART, robust LogitBoost, LogitBoost, ABC-MART,
-    ABC-LogitBoost, K-LogitBoost).
+    ABC-LogitBoost, K-LogitBoost, AdaBoost.MH).
 
     Parameters
     ----------
     algorithm : {"aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit", \
-"klogitboost"}, default="aoso"
+"klogitboost", "adaboostmh"}, default="aoso"
         The boosting algorithm (``gpuboost.algorithms`` has the table): AOSO-LogitBoost grows
         one vector tree per iteration; MART, robust LogitBoost and the original LogitBoost K
         trees (one per class); ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees
-        against a base class; K-LogitBoost one vector tree updating all K classes (on the NumPy
+        against a base class; K-LogitBoost one vector tree updating all K classes; AdaBoost.MH
+        (Kegl) one Hamming tree per iteration (K-LogitBoost and AdaBoost.MH on the NumPy
         reference backend only, for now). ``train_loss_`` is each algorithm's own training
-        loss (K-LogitBoost's is sum_k p_k - F_y); ``eval_loss_`` is the multinomial log loss
-        for every algorithm.
+        loss (K-LogitBoost's is sum_k p_k - F_y; AdaBoost.MH's the exponential loss of eq (3),
+        1 at the start, with the weighted Hamming loss of eq (1) in ``train_hamming_loss_``);
+        ``eval_loss_`` is the multinomial log loss of softmax(F) for every algorithm, and
+        ``predict_proba`` is softmax(F) (for AdaBoost.MH a monotone map of its scores f to
+        probabilities that sum to 1: the class ranking and ``predict``'s argmax are f's).
     n_estimators : int, default=1000
         Boosting iterations (AOSO: one tree each; ``n_trees_`` counts the trees).
     max_leaves : int, default=20
@@ -230,10 +234,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         codes = self._bin_mapper.transform(X)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
-        if self.algorithm == "klogitboost":
-            # its vector trees and unnormalised link exist on the NumPy reference backend only
+        if self.algorithm in ("klogitboost", "adaboostmh"):
+            # their vector trees and links exist on the NumPy reference backend only
             backend = NumpyBackend(codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
-                                   missing_code=self._bin_mapper.missing_bin, link="klogit")
+                                   missing_code=self._bin_mapper.missing_bin,
+                                   link="klogit" if self.algorithm == "klogitboost" else "exp")
         else:
             if device == "cuda" and self.device == "auto":
                 from .backends.cuda import cuda_supports
@@ -297,6 +302,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             gap=self.gap,
         )
         self.n_trial_trees_ = result.trial_trees
+        if self.algorithm == "adaboostmh":
+            self.train_hamming_loss_ = result.train_hamming
         self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate}
         self.trees_ = result.trees
         self.train_loss_ = result.train_loss

@@ -59,6 +59,18 @@ def vector_gain(left, right, sums):
     return total
 
 
+def edge_gain(left, right, sums):
+    """AdaBoost.MH's gain of a split: the growth of the tree's edge, sum over classes of
+    |L_l| + |R_l| - |S_l| on channels (sum of W_il Y_il per class, count). A gain within
+    the rounding of its own terms is 0 (a split that changes no vote)."""
+    K = sums.shape[1] - 1
+    left_edge = np.abs(left[..., :K]).sum(axis=-1)
+    right_edge = np.abs(right[..., :K]).sum(axis=-1)
+    parent = np.abs(sums[:, None, None, :K]).sum(axis=-1)
+    gain = left_edge + right_edge - parent
+    return np.where(gain > losses.GAIN_NOISE * (left_edge + right_edge + parent), gain, 0.0)
+
+
 def _direction_gains(left, right, sums, min_samples_leaf, gain_fn):
     """Gains for given side sums (..., channels); -inf where a side is too small.
 
@@ -122,8 +134,8 @@ class NumpyBackend(Backend):
 
     def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1, link="softmax"):
         codes = np.asarray(codes)
-        if link not in ("softmax", "klogit"):
-            raise ValueError(f"link must be 'softmax' or 'klogit', got {link!r}")
+        if link not in ("softmax", "klogit", "exp"):
+            raise ValueError(f"link must be 'softmax', 'klogit' or 'exp', got {link!r}")
         self.link = link
         # Histograms are n_bins + 1 wide: the value bins in use, then the missing values.
         self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
@@ -133,9 +145,17 @@ class NumpyBackend(Backend):
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
+        if link == "exp":  # AdaBoost.MH: labels as +-1 per class, and eq (2)'s initial weights
+            self.Y = -np.ones((self.y.shape[0], self.n_classes))
+            self.Y[np.arange(self.y.shape[0]), self.y] = 1.0
+            self.W0 = losses.adaboost_initial_weights(self.y, self.n_classes, self.weight)
 
     # -- per-iteration state -------------------------------------------------------------
     def set_scores(self, F):
+        if self.link == "exp":  # AdaBoost.MH: the weights, the exponential and Hamming losses
+            self.W, loss, self.hamming_loss = losses.adaboost_weights(F, self.Y, self.W0)
+            self.p = self.pc = None
+            return loss
         if self.link == "klogit":  # K-LogitBoost's unnormalised link: p = exp(F - 1)
             self.p, self.g, loss = losses.klogit_link(F, self.y, self.weight)
             self.pc = 1.0 - self.p  # (for class_losses only; K-LogitBoost needs no complement)
@@ -145,14 +165,19 @@ class NumpyBackend(Backend):
 
     # -- K-LogitBoost's vector trees: channels (g_0..g_K-1, h_0..h_K-1, count) ------------
     def _vector_channels(self, idx):
+        if self.link == "exp":  # AdaBoost.MH: the class-wise edges W_il Y_il (row weights are in W)
+            return self.W[idx] * self.Y[idx]
         g, h = self.g[idx], self.p[idx]  # Hessian diag(p)
         w = self._weights(idx)
         if w is not None:
             g, h = g * w[:, None], h * w[:, None]
         return np.concatenate([g, h], axis=1)
 
+    def _vector_width(self):
+        return (1 if self.link == "exp" else 2) * self.n_classes + 1
+
     def vector_node_sums(self, segments):
-        sums = np.empty((len(segments), 2 * self.n_classes + 1))
+        sums = np.empty((len(segments), self._vector_width()))
         for j, segment in enumerate(segments):
             idx = self._segment(segment)
             sums[j, :-1] = self._vector_channels(idx).sum(axis=0)
@@ -160,14 +185,15 @@ class NumpyBackend(Backend):
         return sums
 
     def vector_histograms(self, segments):
-        hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, 2 * self.n_classes + 1))
+        hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
         for j, segment in enumerate(segments):
             idx = self._segment(segment)
             hists[j] = build_histogram(self.codes[idx], self._vector_channels(idx), self.n_codes)
         return hists
 
     def find_vector_splits(self, hists, min_samples_leaf):
-        return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, vector_gain)
+        gain = edge_gain if self.link == "exp" else vector_gain
+        return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, gain)
 
     def reset_partition(self):
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
