@@ -155,6 +155,30 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     return validate_data(est, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
 
 
+def label_indicator(y, algorithm: str):
+    """y as a multi-label indicator matrix (n, L), L >= 2, of 0/1, or None for single-label y.
+
+    scikit-learn's convention: a 2-D y of 0/1 with two or more columns is multi-label; shape
+    (n, 1) is an ordinary single-label y. Multi-label learning is AdaBoost.MH's for now.
+    """
+    if getattr(y, "ndim", np.ndim(y) if isinstance(y, (list, tuple)) else 0) != 2:
+        return None
+    Y = np.asarray(y)
+    if Y.shape[1] < 2:
+        return None
+    if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
+        raise ValueError(
+            f"y has shape {Y.shape}: a 2-D y must be a multi-label indicator matrix of 0 and 1 (one column per "
+            "label), or give one class label per row (shape (n_samples,))."
+        )
+    if algorithm != "adaboostmh":
+        raise ValueError(
+            f"y is a multi-label indicator matrix (shape {Y.shape}); multi-label learning is implemented for "
+            f"algorithm='adaboostmh' only in this version, not {algorithm!r}."
+        )
+    return Y.astype(bool)
+
+
 def _labels_1d(y) -> np.ndarray:
     if y is None:
         raise ValueError("BoostClassifier requires y to be passed, but the target y is None.")

@@ -83,6 +83,7 @@ def model_to_dict(estimator) -> dict:
         "initial_loss": float(estimator.initial_loss_),
         "train_loss": [float(v) for v in estimator.train_loss_],
         "trees": trees,
+        **({"multilabel": True} if getattr(estimator, "multilabel_", False) else {}),
     }
 
 
@@ -238,6 +239,7 @@ def load_into(estimator, path) -> None:
     estimator.initial_loss_ = initial_loss
     estimator.eval_loss_, estimator.eval_error_ = [], []
     estimator.device_ = "cpu"
+    estimator.multilabel_ = bool(data.get("multilabel", False))
     estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"]}
 
 

@@ -215,15 +215,27 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         device = resolve_device(self.device, self.algorithm)
         init = self._initial_model(init_model)
         X = self._check_X(X, reset=True)
-        y = _validation._labels_1d(_validation.to_host(y))
+        y = _validation.to_host(y)
+        indicator = _validation.label_indicator(y, self.algorithm)  # multi-label: an (n, L) 0/1 matrix
+        if indicator is None:
+            y = _validation._labels_1d(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; give one label per row.")
         weight = _validation.check_weight(sample_weight, X.shape[0])
         if weight is not None and np.any(weight == 0):
             # a row of weight 0 contributes nothing: train exactly as if it were not there
             # (it would still count towards min_samples_leaf and the bin edges otherwise)
-            X, y, weight = X[weight > 0], y[weight > 0], weight[weight > 0]
-        self.classes_, y_codes = _validation.encode_labels(y)
+            kept = weight > 0
+            X, y, weight = X[kept], y[kept], weight[kept]
+        self.multilabel_ = indicator is not None
+        if self.multilabel_:
+            if eval_set is not None or self.early_stopping_rounds is not None:
+                raise ValueError("eval_set and early stopping take single-label y only, for now.")
+            self.classes_ = np.arange(indicator.shape[1])
+            indicator = np.asarray(y, dtype=bool)
+            y_codes = np.argmax(indicator, axis=1)  # not used by AdaBoost.MH's multi-label loss
+        else:
+            self.classes_, y_codes = _validation.encode_labels(y)
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
         if init is not None:
@@ -238,7 +250,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             # their vector trees and links exist on the NumPy reference backend only
             backend = NumpyBackend(codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
                                    missing_code=self._bin_mapper.missing_bin,
-                                   link="klogit" if self.algorithm == "klogitboost" else "exp")
+                                   link="klogit" if self.algorithm == "klogitboost" else "exp",
+                                   labels=indicator if self.multilabel_ else None)
         else:
             if device == "cuda" and self.device == "auto":
                 from .backends.cuda import cuda_supports
@@ -444,8 +457,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             yield self._as_decision(F)
 
     def predict_proba(self, X) -> np.ndarray:
-        """Class probabilities (softmax of the scores), shape (n_samples, n_classes)."""
-        return softmax(self._scores(X))[0]
+        """Class probabilities (softmax of the scores), shape (n_samples, n_classes).
+
+        Multi-label models (fitted on an indicator matrix): per-label scores in [0, 1],
+        ``1 / (1 + exp(-2 f_l))`` (the exponential loss's logistic link), shape
+        (n_samples, n_labels); they do not sum to 1.
+        """
+        F = self._scores(X)
+        if getattr(self, "multilabel_", False):
+            return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
+        return softmax(F)[0]
 
     def staged_predict_proba(self, X):
         """Yield the class probabilities after each iteration."""
@@ -454,8 +475,17 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Most probable class of each row (ties, to 1e-12 of the scores: the first class in
-        ``classes_``)."""
+        ``classes_``).
+
+        Multi-label models: an indicator matrix (n_samples, n_labels) of the labels whose
+        score f_l is positive (AdaBoost.MH's sign rule), and at least the top-ranked label of
+        each row (the ranking's first entry, so that no row gets an empty set).
+        """
         F = self._scores(X)
+        if getattr(self, "multilabel_", False):
+            labels = F > 0
+            labels[np.arange(F.shape[0]), predicted_class(F)] = True
+            return labels.astype(np.int64)
         return self.classes_[predicted_class(F)]
 
     def staged_predict(self, X):

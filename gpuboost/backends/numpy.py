@@ -132,7 +132,8 @@ class NumpyBackend(Backend):
 
     name = "numpy"
 
-    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1, link="softmax"):
+    def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1, link="softmax",
+                 labels=None):
         codes = np.asarray(codes)
         if link not in ("softmax", "klogit", "exp"):
             raise ValueError(f"link must be 'softmax', 'klogit' or 'exp', got {link!r}")
@@ -145,7 +146,12 @@ class NumpyBackend(Backend):
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
-        if link == "exp":  # AdaBoost.MH: labels as +-1 per class, and eq (2)'s initial weights
+        if link == "exp" and labels is not None:  # AdaBoost.MH, multi-label: +1 for every label
+            labels = np.asarray(labels, dtype=bool)  # of a row's set; uniform initial weights 1/(nL)
+            self.Y = np.where(labels, 1.0, -1.0)
+            s = np.ones(labels.shape[0]) if self.weight is None else self.weight
+            self.W0 = np.repeat((s / s.sum() / self.n_classes)[:, None], self.n_classes, axis=1)
+        elif link == "exp":  # AdaBoost.MH: labels as +-1 per class, and eq (2)'s initial weights
             self.Y = -np.ones((self.y.shape[0], self.n_classes))
             self.Y[np.arange(self.y.shape[0]), self.y] = 1.0
             self.W0 = losses.adaboost_initial_weights(self.y, self.n_classes, self.weight)

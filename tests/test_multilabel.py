@@ -1,0 +1,79 @@
+"""Multi-label learning (AdaBoost.MH) and the metrics of paper 004, against scikit-learn."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import coverage_error, label_ranking_average_precision_score
+from sklearn.metrics import hamming_loss as sk_hamming_loss
+
+from gpuboost import BoostClassifier, load_model
+from gpuboost import metrics
+
+
+def _data(n=300, L=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    Y = (X @ rng.normal(size=(4, L)) + 0.5 * rng.normal(size=(n, L)) > 0.3).astype(int)
+    return X, Y, rng
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_metrics_agree_with_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    Y = (rng.uniform(size=(60, 6)) < 0.3).astype(int)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    scores = rng.normal(size=Y.shape)
+    scores[::7, 2] = scores[::7, 3]  # ties, counted as scikit-learn does
+    assert metrics.coverage(Y, scores) == pytest.approx(coverage_error(Y, scores) - 1)
+    assert metrics.average_precision(Y, scores) == pytest.approx(label_ranking_average_precision_score(Y, scores))
+    pred = (scores > 0).astype(int)
+    assert metrics.hamming_loss(Y, pred) == pytest.approx(sk_hamming_loss(Y, pred))
+    top = np.argmax(scores, axis=1)
+    assert metrics.one_error(Y, scores) == pytest.approx(np.mean(Y[np.arange(60), top] == 0))
+
+
+def test_multilabel_adaboostmh_fits_predicts_and_saves(tmp_path):
+    X, Y, _ = _data()
+    model = BoostClassifier(algorithm="adaboostmh", n_estimators=40, max_leaves=8, learning_rate=0.5).fit(X, Y)
+    assert model.multilabel_ and list(model.classes_) == list(range(Y.shape[1]))
+    proba = model.predict_proba(X)
+    assert proba.shape == Y.shape and (proba >= 0).all() and (proba <= 1).all()
+    pred = model.predict(X)
+    assert pred.shape == Y.shape and pred.sum(axis=1).min() >= 1  # never an empty set
+    assert metrics.hamming_loss(Y, pred) < 0.15
+    assert metrics.average_precision(Y, model.decision_function(X)) > 0.85
+    model.save_model(tmp_path / "m.json")
+    again = load_model(tmp_path / "m.json")
+    assert again.multilabel_ and np.array_equal(again.predict(X), pred)
+
+
+def test_rows_without_labels_are_kept_by_adaboostmh():
+    X, Y, _ = _data(seed=3)
+    Y[:20] = 0
+    model = BoostClassifier(algorithm="adaboostmh", n_estimators=5, max_leaves=4).fit(X, Y)
+    assert model.predict(X).shape == Y.shape
+
+
+def test_one_label_per_row_gives_the_multiclass_labels_and_uniform_weights():
+    # the same labels as an indicator with one label per row: AdaBoost.MH's +-1 labels are the
+    # multi-class ones; only the initial weights differ (uniform 1/(nL) instead of eq (2))
+    from gpuboost.backends.numpy import NumpyBackend
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 3, size=50)
+    y[:3] = [0, 1, 2]
+    codes = rng.integers(0, 4, size=(50, 2)).astype(np.uint8)
+    multi = NumpyBackend(codes, y, None, 3, n_bins=4, missing_code=255, link="exp", labels=np.eye(3, dtype=bool)[y])
+    single = NumpyBackend(codes, y, None, 3, n_bins=4, missing_code=255, link="exp")
+    assert np.array_equal(multi.Y, single.Y)
+    assert np.allclose(multi.W0, 1 / 150) and multi.W0.sum() == pytest.approx(1.0)
+    assert single.W0.sum() == pytest.approx(1.0)
+
+
+def test_multilabel_y_for_another_algorithm_is_a_clear_error():
+    X, Y, _ = _data()
+    with pytest.raises(ValueError, match="algorithm='adaboostmh' only"):
+        BoostClassifier(n_estimators=2).fit(X, Y)
+    with pytest.raises(ValueError, match="indicator matrix of 0 and 1"):
+        BoostClassifier(algorithm="adaboostmh", n_estimators=2).fit(X, Y * 2)
