@@ -155,11 +155,16 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     return validate_data(est, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
 
 
+#: Algorithms that learn from a multi-label indicator y: AdaBoost.MH natively, the LogitBoost
+#: family with paper 004's targets eta = 1/|S_i| (on the NumPy reference backend).
+MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit")
+
+
 def label_indicator(y, algorithm: str):
     """y as a multi-label indicator matrix (n, L), L >= 2, of 0/1, or None for single-label y.
 
     scikit-learn's convention: a 2-D y of 0/1 with two or more columns is multi-label; shape
-    (n, 1) is an ordinary single-label y. Multi-label learning is AdaBoost.MH's for now.
+    (n, 1) is an ordinary single-label y.
     """
     if getattr(y, "ndim", np.ndim(y) if isinstance(y, (list, tuple)) else 0) != 2:
         return None
@@ -171,10 +176,10 @@ def label_indicator(y, algorithm: str):
             f"y has shape {Y.shape}: a 2-D y must be a multi-label indicator matrix of 0 and 1 (one column per "
             "label), or give one class label per row (shape (n_samples,))."
         )
-    if algorithm != "adaboostmh":
+    if algorithm not in MULTILABEL_ALGORITHMS:
         raise ValueError(
             f"y is a multi-label indicator matrix (shape {Y.shape}); multi-label learning is implemented for "
-            f"algorithm='adaboostmh' only in this version, not {algorithm!r}."
+            f"algorithm in {MULTILABEL_ALGORITHMS} in this version, not {algorithm!r}."
         )
     return Y.astype(bool)
 

@@ -17,6 +17,8 @@ import numpy as np
 
 __all__ = [
     "adaboost_initial_weights",
+    "label_targets",
+    "multilabel_loss",
     "adaboost_weights",
     "hamming_tree_alpha",
     "klogit_link",
@@ -160,7 +162,7 @@ def class_pair(G: np.ndarray, Hd: np.ndarray, C_r_fn, rule: str = "eq33") -> tup
 
 
 def pair_statistics(
-    p: np.ndarray, pc: np.ndarray, y: np.ndarray, r: int, s: int
+    p: np.ndarray, pc: np.ndarray, y: np.ndarray, r: int, s: int, eta: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Projected per-sample gradient and Hessian for the pair (r, s), eqs (25) and (26).
 
@@ -178,10 +180,16 @@ def pair_statistics(
             z = np.where(y == r, 1.0 / p[:, r], -1.0 / pc[:, r])  # (r - p) / (p (1 - p))
         return -h * np.clip(z, -Z_MAX, Z_MAX), h
     if s < 0:
+        if eta is not None:
+            return target_gradient(p[:, r], pc[:, r], eta[:, r]), p[:, r] * pc[:, r]
         return np.where(y == r, -pc[:, r], p[:, r]), p[:, r] * pc[:, r]
     p_r, p_s = p[:, r], p[:, s]
-    g_r = np.where(y == r, -pc[:, r], p_r)
-    g_s = np.where(y == s, -pc[:, s], p_s)
+    if eta is not None:  # multi-label targets (paper 004): g = p - eta
+        g = target_gradient(p[:, [r, s]], pc[:, [r, s]], eta[:, [r, s]])
+        g_r, g_s = g[:, 0], g[:, 1]
+    else:
+        g_r = np.where(y == r, -pc[:, r], p_r)
+        g_s = np.where(y == s, -pc[:, s], p_s)
     h = p_r * pc[:, r] + p_s * pc[:, s] + 2.0 * p_r * p_s
     return g_r - g_s, h
 
@@ -282,3 +290,33 @@ def hamming_tree_alpha(leaf_edges: np.ndarray) -> tuple[float, float]:
     alpha = 1/2 log((1 + gamma) / (1 - gamma)), gamma capped at ``MAX_EDGE``."""
     gamma = float(min(np.abs(leaf_edges).sum(), MAX_EDGE))
     return gamma, 0.5 * float(np.log((1.0 + gamma) / (1.0 - gamma)))
+
+
+# -- multi-label LogitBoost (paper 004) --------------------------------------------------------
+def label_targets(indicator: np.ndarray) -> np.ndarray:
+    """eta_ik = 1/|S_i| for the labels k in row i's set S_i, 0 elsewhere (rows need a label)."""
+    indicator = np.asarray(indicator, dtype=np.float64)
+    return indicator / indicator.sum(axis=1, keepdims=True)
+
+
+def multilabel_loss(F: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None):
+    """``softmax(F)`` and paper 004's loss sum_i w_i sum_k eta_ik (-log p_ik), computed as
+    eta-weighted (logsumexp(F_i) - F_ik) so that it keeps its digits (one label per row: the
+    multi-class loss)."""
+    F = np.asarray(F, dtype=np.float64)
+    e, top, rest = _scaled_exponentials(F)
+    rows = np.arange(F.shape[0])
+    norm = 1.0 + rest
+    p = e / norm[:, None]
+    pc = 1.0 - p
+    pc[rows, top] = rest / norm
+    neg_log_p = (F[rows, top][:, None] - F) + np.log1p(rest)[:, None]
+    per_sample = np.where(eta > 0, eta * neg_log_p, 0.0).sum(axis=1)
+    if sample_weight is not None:
+        per_sample = per_sample * sample_weight
+    return p, pc, float(per_sample.sum())
+
+
+def target_gradient(p: np.ndarray, pc: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """``g = p - eta``, with ``-pc`` where eta is 1 (a single label: the accurate complement)."""
+    return np.where(eta == 1.0, -pc, p - eta)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import os
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -231,9 +232,22 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if self.multilabel_:
             if eval_set is not None or self.early_stopping_rounds is not None:
                 raise ValueError("eval_set and early stopping take single-label y only, for now.")
-            self.classes_ = np.arange(indicator.shape[1])
+            if device == "cuda":  # multi-label learning runs on the NumPy reference backend
+                if self.device == "cuda":
+                    raise ValueError("multi-label learning runs on the CPU in this version; use device='cpu' or 'auto'.")
+                device = "cpu"
             indicator = np.asarray(y, dtype=bool)
-            y_codes = np.argmax(indicator, axis=1)  # not used by AdaBoost.MH's multi-label loss
+            if self.algorithm != "adaboostmh" and not indicator.any(axis=1).all():
+                # the LogitBoost family's target eta = 1/|S_i| is undefined without labels
+                empty = ~indicator.any(axis=1)
+                warnings.warn(f"{int(empty.sum())} rows have no label; {self.algorithm} leaves them out of its loss "
+                              "(AdaBoost.MH keeps them).", UserWarning, stacklevel=3)
+                X, indicator = X[~empty], indicator[~empty]
+                weight = None if weight is None else weight[~empty]
+                if X.shape[0] == 0:
+                    raise ValueError("every row of y is empty: multi-label learning needs rows with labels.")
+            self.classes_ = np.arange(indicator.shape[1])
+            y_codes = np.argmax(indicator, axis=1)  # the multi-label losses use the indicator, not this
         else:
             self.classes_, y_codes = _validation.encode_labels(y)
         n_classes = len(self.classes_)
@@ -246,11 +260,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         codes = self._bin_mapper.transform(X)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
-        if self.algorithm in ("klogitboost", "adaboostmh"):
-            # their vector trees and links exist on the NumPy reference backend only
+        if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
+            # their vector trees and links, and multi-label targets, exist on the NumPy reference backend only
             backend = NumpyBackend(codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
                                    missing_code=self._bin_mapper.missing_bin,
-                                   link="klogit" if self.algorithm == "klogitboost" else "exp",
+                                   link={"klogitboost": "klogit", "adaboostmh": "exp"}.get(self.algorithm, "softmax"),
                                    labels=indicator if self.multilabel_ else None)
         else:
             if device == "cuda" and self.device == "auto":
@@ -459,12 +473,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities (softmax of the scores), shape (n_samples, n_classes).
 
-        Multi-label models (fitted on an indicator matrix): per-label scores in [0, 1],
-        ``1 / (1 + exp(-2 f_l))`` (the exponential loss's logistic link), shape
-        (n_samples, n_labels); they do not sum to 1.
+        Multi-label models (fitted on an indicator matrix), shape (n_samples, n_labels):
+        AdaBoost.MH's per-label scores ``1 / (1 + exp(-2 f_l))`` in [0, 1] (the exponential
+        loss's logistic link; they do not sum to 1); the LogitBoost family's softmax, which
+        estimates paper 004's targets eta = 1/|S_i|.
         """
         F = self._scores(X)
-        if getattr(self, "multilabel_", False):
+        if getattr(self, "multilabel_", False) and self.algorithm == "adaboostmh":
             return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
         return softmax(F)[0]
 
@@ -477,13 +492,18 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Most probable class of each row (ties, to 1e-12 of the scores: the first class in
         ``classes_``).
 
-        Multi-label models: an indicator matrix (n_samples, n_labels) of the labels whose
-        score f_l is positive (AdaBoost.MH's sign rule), and at least the top-ranked label of
-        each row (the ranking's first entry, so that no row gets an empty set).
+        Multi-label models: an indicator matrix (n_samples, n_labels): AdaBoost.MH's labels
+        whose score f_l is positive (its sign rule); the LogitBoost family's labels whose
+        probability is at least half the row's largest (p estimates eta = 1/|S_i|); and in
+        both, at least the top-ranked label of each row.
         """
         F = self._scores(X)
         if getattr(self, "multilabel_", False):
-            labels = F > 0
+            if self.algorithm == "adaboostmh":
+                labels = F > 0
+            else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
+                p = softmax(F)[0]
+                labels = p >= 0.5 * p.max(axis=1, keepdims=True)
             labels[np.arange(F.shape[0]), predicted_class(F)] = True
             return labels.astype(np.int64)
         return self.classes_[predicted_class(F)]

@@ -71,9 +71,40 @@ def test_one_label_per_row_gives_the_multiclass_labels_and_uniform_weights():
     assert single.W0.sum() == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "robustlogit"])
+def test_one_label_per_row_reduces_to_the_multiclass_model(algorithm, monkeypatch):
+    # paper 004: with one label per row, eta is the one-hot r, so gradient, Hessian, loss and
+    # therefore every tree are the multi-class ones (both on the NumPy reference backend)
+    monkeypatch.setenv("GPUBOOST_CPU_BACKEND", "numpy")
+    X, _, rng = _data(seed=5)
+    y = rng.integers(0, 4, size=X.shape[0])
+    params = dict(algorithm=algorithm, n_estimators=6, max_leaves=6, device="cpu")
+    multi = BoostClassifier(**params).fit(X, np.eye(4, dtype=int)[y])
+    single = BoostClassifier(**params).fit(X, y)
+    assert np.array_equal(multi.train_loss_, single.train_loss_)
+    assert np.array_equal(multi.decision_function(X), single.decision_function(X))
+
+
+def test_logitboost_targets_and_rows_without_labels():
+    from gpuboost import losses
+
+    eta = losses.label_targets(np.array([[1, 1, 0], [0, 0, 1]]))
+    assert np.allclose(eta, [[0.5, 0.5, 0], [0, 0, 1]])
+    X, Y, _ = _data(seed=6)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    Y[:10] = 0
+    with pytest.warns(UserWarning, match="10 rows have no label; aoso leaves them out"):
+        model = BoostClassifier(n_estimators=30, max_leaves=8, device="cpu").fit(X, Y)
+    assert model.train_loss_[-1] < model.initial_loss_
+    proba = model.predict_proba(X)
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    assert metrics.average_precision(Y[10:], proba[10:]) > 0.85
+    assert model.predict(X).shape == Y.shape
+
+
 def test_multilabel_y_for_another_algorithm_is_a_clear_error():
     X, Y, _ = _data()
-    with pytest.raises(ValueError, match="algorithm='adaboostmh' only"):
-        BoostClassifier(n_estimators=2).fit(X, Y)
+    with pytest.raises(ValueError, match="multi-label learning is implemented for algorithm in"):
+        BoostClassifier(n_estimators=2, algorithm="abcmart").fit(X, Y)
     with pytest.raises(ValueError, match="indicator matrix of 0 and 1"):
         BoostClassifier(algorithm="adaboostmh", n_estimators=2).fit(X, Y * 2)

@@ -51,8 +51,8 @@ CASES = {
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
     "continuous y": lambda: small().fit(X, rng.normal(size=20)),
     "2-D y (several labels per row)": lambda: small().fit(X, np.stack([y, y], axis=1)),
-    "multi-label y (0/1 indicator) for an algorithm other than adaboostmh": lambda: small().fit(
-        X, np.eye(3, dtype=int)[y]),
+    "multi-label y (0/1 indicator) for an algorithm without multi-label learning": lambda: small(
+        algorithm="abcmart").fit(X, np.eye(3, dtype=int)[y]),
     "y is None": lambda: small().fit(X, None),
     "more than 65536 classes": lambda: small().fit(np.zeros((70000, 1)), np.arange(70000)),
     "negative sample_weight": lambda: small().fit(X, y, sample_weight=np.r_[-1.0, np.ones(19)]),

@@ -134,6 +134,8 @@ class NumpyBackend(Backend):
 
     def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1, link="softmax",
                  labels=None):
+        """``labels``: a multi-label indicator matrix (n, K): AdaBoost.MH's label sets
+        (link "exp"), or the LogitBoost family's targets eta = 1/|S_i| (link "softmax")."""
         codes = np.asarray(codes)
         if link not in ("softmax", "klogit", "exp"):
             raise ValueError(f"link must be 'softmax', 'klogit' or 'exp', got {link!r}")
@@ -146,6 +148,7 @@ class NumpyBackend(Backend):
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
+        self.eta = losses.label_targets(labels) if (link == "softmax" and labels is not None) else None
         if link == "exp" and labels is not None:  # AdaBoost.MH, multi-label: +1 for every label
             labels = np.asarray(labels, dtype=bool)  # of a row's set; uniform initial weights 1/(nL)
             self.Y = np.where(labels, 1.0, -1.0)
@@ -165,6 +168,9 @@ class NumpyBackend(Backend):
         if self.link == "klogit":  # K-LogitBoost's unnormalised link: p = exp(F - 1)
             self.p, self.g, loss = losses.klogit_link(F, self.y, self.weight)
             self.pc = 1.0 - self.p  # (for class_losses only; K-LogitBoost needs no complement)
+            return loss
+        if self.eta is not None:  # multi-label targets (paper 004)
+            self.p, self.pc, loss = losses.multilabel_loss(F, self.eta, self.weight)
             return loss
         self.p, self.pc, loss = losses.softmax_with_loss(F, self.y, self.weight)
         return loss
@@ -217,7 +223,8 @@ class NumpyBackend(Backend):
         for j, segment in enumerate(segments):
             idx = self._segment(segment)
             p, pc, w = self.p[idx], self.pc[idx], self._weights(idx)
-            g = losses.gradient(p, pc, self.y[idx])
+            g = (losses.gradient(p, pc, self.y[idx]) if self.eta is None
+                 else losses.target_gradient(p, pc, self.eta[idx]))
             hd = p * pc
             if w is not None:
                 g, hd, p_w = g * w[:, None], hd * w[:, None], p * w[:, None]
@@ -230,7 +237,8 @@ class NumpyBackend(Backend):
         return pairs
 
     def _channels(self, idx, pair, first_order=False):
-        g, h = losses.pair_statistics(self.p[idx], self.pc[idx], self.y[idx], int(pair[0]), int(pair[1]))
+        g, h = losses.pair_statistics(self.p[idx], self.pc[idx], self.y[idx], int(pair[0]), int(pair[1]),
+                                      None if self.eta is None else self.eta[idx])
         if first_order:
             h = np.ones_like(h)
         w = self._weights(idx)
