@@ -62,15 +62,23 @@ def _scaled_exponentials(F: np.ndarray):
     return e, top, rest
 
 
-def softmax_with_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None):
-    """``softmax(F)`` and ``multiclass_loss(F, y, sample_weight)`` from one set of exponentials."""
-    F = np.asarray(F, dtype=np.float64)
+def _softmax_parts(F: np.ndarray):
+    """p = softmax(F), pc = 1 - p (accurate at the row's largest score), the row argmax and the
+    sum of the non-maximal exponentials."""
     e, top, rest = _scaled_exponentials(F)
     rows = np.arange(F.shape[0])
     norm = 1.0 + rest
     p = e / norm[:, None]
     pc = 1.0 - p
     pc[rows, top] = rest / norm
+    return p, pc, top, rest
+
+
+def softmax_with_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None):
+    """``softmax(F)`` and ``multiclass_loss(F, y, sample_weight)`` from one set of exponentials."""
+    F = np.asarray(F, dtype=np.float64)
+    p, pc, top, rest = _softmax_parts(F)
+    rows = np.arange(F.shape[0])
     # log(sum exp) - F_y = (max - F_y) + log1p(sum of the other exponentials): the per-sample
     # loss keeps its digits down to 1e-300 instead of rounding to 0 below 1e-16
     per_sample = (F[rows, top] - F[rows, y]) + np.log1p(rest)
@@ -304,12 +312,8 @@ def multilabel_loss(F: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | 
     eta-weighted (logsumexp(F_i) - F_ik) so that it keeps its digits (one label per row: the
     multi-class loss)."""
     F = np.asarray(F, dtype=np.float64)
-    e, top, rest = _scaled_exponentials(F)
+    p, pc, top, rest = _softmax_parts(F)
     rows = np.arange(F.shape[0])
-    norm = 1.0 + rest
-    p = e / norm[:, None]
-    pc = 1.0 - p
-    pc[rows, top] = rest / norm
     neg_log_p = (F[rows, top][:, None] - F) + np.log1p(rest)[:, None]
     per_sample = np.where(eta > 0, eta * neg_log_p, 0.0).sum(axis=1)
     if sample_weight is not None:
