@@ -70,8 +70,8 @@ def iteration_plan(algorithm: str, n_classes: int, params: GrowerParams, base: i
         return [params]
     if algorithm == "klogitboost":
         return [replace(params, vector=True)]
-    if algorithm == "adaboostmh":
-        return [replace(params, vector=True, edge=True)]
+    if algorithm == "adaboostmh":  # two leaves: Kegl's factorized stump; more: a Hamming tree
+        return [replace(params, vector=True, edge=True, factorized=params.max_leaves == 2)]
     if algorithm in ABC:
         return [replace(params, fixed_pair=(k, base), first_order=first_order)
                 for k in range(n_classes) if k != base]

@@ -46,6 +46,7 @@ class GrowerParams:
     value_scale: float = 1.0
     vector: bool = False  # K-LogitBoost: every node has K values, the gain sums over classes
     edge: bool = False  # with vector: AdaBoost.MH's Hamming tree (edge gain, alpha x vote vectors)
+    factorized: bool = False  # with edge and 2 leaves: AdaBoost.MH's stump, the sides vote v and -v
 
 
 @dataclass
@@ -94,8 +95,10 @@ class TreeGrower:
         grow = [j for j, ok in enumerate(splittable) if ok]
         rest = [j for j, ok in enumerate(splittable) if not ok]
         if grow and self.params.vector:
-            found = self.backend.find_vector_splits(self.backend.vector_histograms(segments[grow]),
-                                                    self.params.min_samples_leaf)
+            hists = self.backend.vector_histograms(segments[grow])
+            found = (self.backend.find_vector_splits(hists, self.params.min_samples_leaf, factorized=True)
+                     if self.params.factorized else
+                     self.backend.find_vector_splits(hists, self.params.min_samples_leaf))
         elif grow:
             hists = self.backend.histograms(segments[grow], pairs[grow], self.params.first_order)
             found = self.backend.find_splits(hists, self.params.min_samples_leaf)
@@ -170,7 +173,12 @@ class TreeGrower:
             K = sums.shape[1] - 1
             votes = np.where(sums[:, :K] >= 0.0, 1.0, -1.0)
             leaves = np.array([node.children is None for node in nodes])
-            self.edge, alpha = losses.hamming_tree_alpha(sums[leaves, :K])
+            if self.params.factorized and n == 3:  # the stump: one vote vector v, the sides vote v, -v
+                v = np.where(sums[1, :K] - sums[2, :K] >= 0.0, 1.0, -1.0)
+                votes[1], votes[2] = v, -v
+                self.edge, alpha = losses.hamming_tree_alpha(sums[1, :K] - sums[2, :K])
+            else:
+                self.edge, alpha = losses.hamming_tree_alpha(sums[leaves, :K])
             vector = alpha * votes
             sums = np.stack([np.zeros(n), np.ones(n), sums[:, -1]], axis=1)  # value 0: see vector
         elif self.params.vector:

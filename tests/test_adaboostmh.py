@@ -56,6 +56,37 @@ def test_weights_stay_normalised_and_losses_follow_the_definitions():
     assert np.isfinite(backend.W).all() and backend.W.sum() == pytest.approx(1.0) and big > 0
 
 
+@pytest.mark.parametrize("factorized", [False, True])
+def test_split_search_against_every_feature_threshold_and_vote_vector(factorized):
+    # K = 3: every (feature, threshold, missing side) and every vote vector -- one per side for
+    # the Hamming tree's split, one shared (v and -v) for Kegl's factorized stump
+    import itertools
+
+    X, y, K, mapper, codes, backend, rng = _problem(n=80, K=3, seed=5)
+    backend.set_scores(rng.normal(size=(len(y), K)))
+    backend.reset_partition()
+    hists = backend.vector_histograms(np.array([[0, len(y)]]))
+    found = backend.find_vector_splits(hists, 1, factorized=factorized)
+    WY = backend.W * backend.Y
+    missing = codes == mapper.missing_bin
+    votes = [np.array(v) for v in itertools.product((-1.0, 1.0), repeat=K)]
+    best = -np.inf
+    for f in range(codes.shape[1]):
+        for b in range(int(mapper.n_bins_[f])):
+            for missing_left in (False, True):
+                left = np.where(missing[:, f], missing_left, codes[:, f] <= b)
+                if left.all() or not left.any():
+                    continue
+                L, R = WY[left].sum(axis=0), WY[~left].sum(axis=0)
+                if factorized:
+                    edge = max(v @ L - v @ R for v in votes)
+                else:
+                    edge = max(vl @ L for vl in votes) + max(vr @ R for vr in votes)
+                best = max(best, edge)
+    parent = np.abs(WY.sum(axis=0)).sum()  # the unsplit node's edge, its best single vote
+    assert found.gain[0] == pytest.approx(best - parent, rel=1e-12, abs=1e-15)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_split_search_against_brute_force(seed):
     X, y, K, mapper, codes, backend, rng = _problem(seed=seed)
@@ -83,19 +114,21 @@ def test_split_search_against_brute_force(seed):
     assert gain == pytest.approx(best, rel=1e-12)
 
 
-@pytest.mark.parametrize("max_leaves", [2, 8])
-def test_z_is_sqrt_one_minus_gamma_squared_at_the_optimal_alpha(max_leaves):
+@pytest.mark.parametrize("max_leaves, factorized", [(2, False), (8, False), (2, True)])
+def test_z_is_sqrt_one_minus_gamma_squared_at_the_optimal_alpha(max_leaves, factorized):
     _, y, K, mapper, _, backend, rng = _problem(n=200, seed=3, missing=False)
     F = 0.5 * rng.normal(size=(len(y), K))
     before = backend.set_scores(F)
-    grower = TreeGrower(backend, GrowerParams(max_leaves=max_leaves, vector=True, edge=True), mapper.bin_upper_edge,
-                        len(y))
+    params = GrowerParams(max_leaves=max_leaves, vector=True, edge=True, factorized=factorized)
+    grower = TreeGrower(backend, params, mapper.bin_upper_edge, len(y))
     tree, segments, leaf_ids = grower.grow()
     gamma = grower.edge
     assert 0 < gamma < 1
     vectors = tree.node_vectors(K)
     alpha = 0.5 * np.log((1 + gamma) / (1 - gamma))
     assert np.allclose(np.abs(vectors[leaf_ids]), alpha)  # every leaf votes +-alpha per class
+    if factorized:
+        assert np.array_equal(vectors[leaf_ids[0]], -vectors[leaf_ids[1]])  # v and -v
     backend.update_scores(F, segments, vectors[leaf_ids])  # learning rate 1
     after = backend.set_scores(F)
     assert after / before == pytest.approx(np.sqrt(1 - gamma ** 2), rel=1e-10)  # Z, paper 002
@@ -122,6 +155,14 @@ def test_saved_model_predicts_the_same(tmp_path):
     model.save_model(tmp_path / "m.json")
     again = load_model(tmp_path / "m.json")
     assert np.array_equal(again.decision_function(X), model.decision_function(X))
+
+
+def test_two_leaves_mean_kegls_factorized_stump():
+    X, y, *_ = _problem(n=150, seed=7)
+    model = BoostClassifier(algorithm="adaboostmh", n_estimators=10, max_leaves=2).fit(X, y)
+    for tree in model.trees_:
+        if tree.n_nodes == 3:
+            assert np.array_equal(tree.vector[1], -tree.vector[2])
 
 
 def test_adaboostmh_trains_on_the_cpu_only():

@@ -71,6 +71,16 @@ def edge_gain(left, right, sums):
     return np.where(gain > losses.GAIN_NOISE * (left_edge + right_edge + parent), gain, 0.0)
 
 
+def stump_edge_gain(left, right, sums):
+    """AdaBoost.MH's factorized stump (paper 002): the two sides vote v and -v, so the edge is
+    sum_l |L_l - R_l|; the gain is its excess over the unsplit node's edge sum_l |S_l|."""
+    K = sums.shape[1] - 1
+    edge = np.abs(left[..., :K] - right[..., :K]).sum(axis=-1)
+    parent = np.abs(sums[:, None, None, :K]).sum(axis=-1)
+    gain = edge - parent
+    return np.where(gain > losses.GAIN_NOISE * (edge + parent), gain, 0.0)
+
+
 def _direction_gains(left, right, sums, min_samples_leaf, gain_fn):
     """Gains for given side sums (..., channels); -inf where a side is too small.
 
@@ -203,8 +213,9 @@ class NumpyBackend(Backend):
             hists[j] = build_histogram(self.codes[idx], self._vector_channels(idx), self.n_codes)
         return hists
 
-    def find_vector_splits(self, hists, min_samples_leaf):
-        gain = edge_gain if self.link == "exp" else vector_gain
+    def find_vector_splits(self, hists, min_samples_leaf, factorized=False):
+        """factorized: AdaBoost.MH's stump, whose sides vote v and -v (link "exp" only)."""
+        gain = (stump_edge_gain if factorized else edge_gain) if self.link == "exp" else vector_gain
         return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, gain)
 
     def reset_partition(self):
