@@ -54,7 +54,11 @@ def report(Y, scores, predicted):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--algorithms", nargs="+", default=["adaboostmh", "aoso", "mart"],
+                        help="the gpuboost algorithms searched (default: all three)")
+    parser.add_argument("--max-iterations", type=int, default=max(ITERATIONS))
     args = parser.parse_args(argv)
+    iterations = [t for t in ITERATIONS if t <= args.max_iterations]
     with np.load(data_dir() / "yeast.npz", allow_pickle=False) as d:
         X, Y, Xt, Yt = (d["X_train"].astype(np.float64), d["Y_train"].astype(int), d["X_test"].astype(np.float64),
                         d["Y_test"].astype(int))
@@ -64,10 +68,13 @@ def main(argv=None):
     best: dict = {}
     started = time.perf_counter()
     for algorithm, leaves, rate in VARIANTS:
-        model = BoostClassifier(algorithm=algorithm, n_estimators=max(ITERATIONS), max_leaves=leaves,
+        if algorithm not in args.algorithms:
+            continue
+        model = BoostClassifier(algorithm=algorithm, n_estimators=max(iterations), max_leaves=leaves,
                                 learning_rate=rate, tol=0.0, device="cpu").fit(Xa, Ya)
+        print(f"  {algorithm} max_leaves={leaves} learning_rate={rate}: fitted", flush=True)
         for t, F in enumerate(model._staged_scores(Xv), start=1):
-            if t in ITERATIONS:
+            if t in iterations:
                 ap = metrics.average_precision(Yv, F)
                 if algorithm not in best or ap > best[algorithm][0]:
                     best[algorithm] = (ap, leaves, rate, t)
