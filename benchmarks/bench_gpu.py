@@ -111,6 +111,7 @@ def run_gpuboost(X, y, Xt, yt, trees, every, device):
                           LEARNING_RATE, len(model.classes_), every=every)
     return dict(fit_s=fit, trees=len(model.trees_), ms_per_tree=1e3 * fit / len(model.trees_),
                 median_ms_per_tree=1e3 * float(np.median(per_tree)), curve=curve,
+                elapsed_s=[t - started for t in times],
                 final_errors=curve[-1][1], gpu_pool_bytes=pool_bytes)
 
 
@@ -239,6 +240,9 @@ def main(argv=None):
     parser.add_argument("--skip", nargs="*", default=[], choices=["gpuboost", "xgboost", "lightgbm", "cpu"])
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--target-errors", type=int,
+                        help="also report the wall time to reach this test error (e.g. XGBoost-GPU's from an "
+                             "earlier run on the same GPU model, when XGBoost is skipped)")
     args = parser.parse_args(argv)
 
     import cupy as cp
@@ -276,9 +280,11 @@ def main(argv=None):
                     f"  {1e3 / out['ms_per_tree']:8.0f} trees/s  test errors {out['final_errors']}"
                     + (f"  GPU pool {out['gpu_pool_bytes'] / 2**30:.2f} GiB" if out.get("gpu_pool_bytes") else ""))
         xgb_res = res.get("xgboost-gpu", {})
-        if "final_errors" in xgb_res:
-            target = xgb_res["final_errors"]
-            log(f"time to XGBoost-GPU's final test error ({target}), (trees needed) x (ms per tree):")
+        targets = ([("XGBoost-GPU's final test error", xgb_res["final_errors"])] if "final_errors" in xgb_res else [])
+        if args.target_errors is not None:
+            targets.append(("the given target", args.target_errors))
+        for what, target in targets:
+            log(f"time to {what} ({target}), (trees needed) x (ms per tree):")
             for label in ("gpuboost-gpu", "xgboost-gpu", "lightgbm-cpu", "gpuboost-cpu"):
                 out = res.get(label, {})
                 if "curve" not in out:
@@ -288,6 +294,10 @@ def main(argv=None):
                 out["seconds_to_xgb_final"] = None if reached is None else reached * out["ms_per_tree"] / 1e3
                 log(f"  {label:14s} " + ("not reached" if reached is None else
                                           f"{reached} trees, {reached * out['ms_per_tree'] / 1e3:.2f} s"))
+                if reached is not None and "elapsed_s" in out:
+                    out["measured_seconds_to_target"] = seconds = out["elapsed_s"][reached - 1]
+                    log(f"  {label:14s} measured: {seconds:.2f} s from the start of fit to the end of tree {reached}"
+                        " (binning and the upload included)")
         if args.breakdown:
             try:
                 res["breakdown"] = b = breakdown(X, y)
