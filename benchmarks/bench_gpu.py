@@ -167,21 +167,22 @@ def breakdown(X, y, trees=20):
     params = GrowerParams(max_leaves=LEAVES)
     F = np.zeros((len(yk), K))
     backend.set_scores(F)
-    for _ in range(3):  # warm up: compile, and move away from F = 0
-        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
-        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
+
+    def one_tree():  # the training path: the tree, F's update, p and the loss in one graph, one read
+        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge, learning_rate=LEARNING_RATE)
         backend.rescore()
-    # wall time per tree with the graph, and host syncs
+        return tree
+
+    for _ in range(3):  # warm up: compile, and move away from F = 0
+        one_tree()
     cp.cuda.Device().synchronize()
     walls = []
     rows_histogrammed = 0
     for _ in range(trees):
         started = time.perf_counter()
-        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
-        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
-        backend.rescore()
+        one_tree()
         walls.append(time.perf_counter() - started)
-    # the tree's graph alone, replayed (it regrows the same tree from the same p)
+    # the tree's graph alone, replayed (it regrows a tree and updates F each time)
     graph = next(iter(backend._graphs.values()), None)
     graph_ms = float("nan")
     if graph is not None:
@@ -192,35 +193,27 @@ def breakdown(X, y, trees=20):
         stop.record(backend.stream)
         stop.synchronize()
         graph_ms = cp.cuda.get_elapsed_time(start, stop) / trees
-    # F's update and the next p (numba kernels), and the host's share of a tree
-    tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
-    deltas = (LEARNING_RATE * tree.node_vectors(K))[ids]
-    started = time.perf_counter()
-    for _ in range(trees):
-        backend.update_scores(None, seg, deltas)
-        backend.rescore()
-    update_ms = 1e3 * (time.perf_counter() - started) / trees
     # device time by stage, kernel by kernel
     backend.profile = []
     grow_walls = []
     for _ in range(trees):
         started = time.perf_counter()
-        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
+        tree = one_tree()
         grow_walls.append(time.perf_counter() - started)
         # rows histogrammed: the root and every child (an upper bound: the last split's children
         # get no histogram)
         rows_histogrammed += int(tree.n_samples[0]) + int(sum(tree.n_samples[tree.left[tree.left >= 0]])
                                                           + sum(tree.n_samples[tree.right[tree.right >= 0]]))
-        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
-        backend.rescore()
     totals = {k: v / trees for k, v in backend.profile_totals().items()}
     backend.profile = None
     D = codes.shape[1]
     n_groups = len(backend.group_first_host) - 1
     bytes_per_row = D * codes.dtype.itemsize + n_groups * (4 + 4 * 8 + 4)  # codes; per group: row, p/pc of r, s, y
     hist_bytes = rows_histogrammed / trees * bytes_per_row
+    from gpuboost.backends.cuda import HOST_SYNCS_PER_TREE
+
     return dict(wall_ms_per_tree_graph=1e3 * float(np.median(walls)), graph_device_ms=graph_ms,
-                update_and_rescore_ms=update_ms,
+                host_syncs_per_tree=HOST_SYNCS_PER_TREE,
                 wall_ms_per_tree_no_graph=1e3 * float(np.median(grow_walls)),
                 device_ms_per_tree=totals, histogram_bytes_per_tree=hist_bytes,
                 histogram_GBps=hist_bytes / (totals.get("histograms", float("nan")) / 1e3) / 1e9,
@@ -302,9 +295,9 @@ def main(argv=None):
             try:
                 res["breakdown"] = b = breakdown(X, y)
                 log(f"breakdown (per tree): wall {b['wall_ms_per_tree_graph']:.3f} ms with the graph "
-                    f"(the graph alone {b['graph_device_ms']:.3f} ms on the device; F update and p "
-                    f"{b['update_and_rescore_ms']:.3f} ms); {b['wall_ms_per_tree_no_graph']:.3f} ms growing kernel "
-                    "by kernel with events around each stage:")
+                    f"(the graph alone, the update of F and p included, {b['graph_device_ms']:.3f} ms on the "
+                    f"device; host syncs per tree: {b['host_syncs_per_tree']}); {b['wall_ms_per_tree_no_graph']:.3f} "
+                    "ms growing kernel by kernel with events around each stage:")
                 for k, v in b["device_ms_per_tree"].items():
                     log(f"  {k:28s} {v:8.3f} ms")
                 log(f"  histogram bytes {b['histogram_bytes_per_tree'] / 1e6:.1f} MB/tree, "

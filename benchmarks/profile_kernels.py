@@ -46,9 +46,8 @@ def grow(name: str, trees: int, poker_rows: int) -> None:
     params = GrowerParams(max_leaves=LEAVES)
     backend.set_scores(np.zeros((len(yk), K)))
 
-    def one_tree():
-        tree, seg, ids = backend.grow_tree(params, mapper.bin_upper_edge)
-        backend.update_scores(None, seg, (LEARNING_RATE * tree.node_vectors(K))[ids])
+    def one_tree():  # the training path: growth, F's update, p and the loss
+        backend.grow_tree(params, mapper.bin_upper_edge, learning_rate=LEARNING_RATE)
         backend.rescore()
 
     for _ in range(5):  # compile, and move away from F = 0

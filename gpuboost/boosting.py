@@ -106,6 +106,10 @@ def boost(
         """Grow the trees of one iteration from the current p, adding each to F in place."""
         grown = []
         for params in plan:
+            if getattr(backend, "fused_update", False) and len(plan) == 1:
+                # the device grows the tree, adds it to its F and computes the next p and loss
+                grown.append(backend.grow_tree(params, bin_edge, learning_rate=learning_rate)[0])
+                continue
             if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
                 tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge)
             else:

@@ -34,6 +34,7 @@
 constexpr int STAT_THREADS = 256;
 constexpr int HIST_THREADS = 256;
 constexpr int PART_THREADS = 256;
+constexpr int DERIVE_THREADS = 128;
 constexpr double GAIN_NOISE = 8.0 * 2.220446049250313e-16;
 constexpr double SPLIT_TIE = 1e-10;
 
@@ -93,13 +94,29 @@ extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int*
 
 // The open leaf with the largest positive gain (ties: the lowest node id) is split in step
 // `step`: its children become nodes 2 step + 1 and 2 step + 2. No such leaf: the tree is
-// complete. One thread.
+// complete. One warp.
 extern "C" __global__ void pick_leaf(int step, double* ngain, double* nfinal, int* nchild, int* ctrl) {
-    if (threadIdx.x != 0 || blockIdx.x != 0 || ctrl[GB_STOP]) return;
+    if (blockIdx.x != 0 || threadIdx.x >= 32 || ctrl[GB_STOP]) return;
+    const int lane = threadIdx.x;
     const int n_nodes = 2 * step + 1;
-    int best = -1;
-    for (int node = 0; node < n_nodes; ++node)
-        if (ngain[node] > 0.0 && (best < 0 || ngain[node] > ngain[best])) best = node;
+    int best = -1;  // this lane's nodes lane, lane + 32, ...: the first largest positive gain
+    double top = 0.0;
+    for (int node = lane; node < n_nodes; node += 32) {
+        const double g = ngain[node];
+        if (g > 0.0 && (best < 0 || g > top)) {
+            best = node;
+            top = g;
+        }
+    }
+    for (int off = 16; off > 0; off >>= 1) {  // the largest gain; among equal gains the lowest node
+        const double g = __shfl_xor_sync(0xffffffffu, top, off);
+        const int other = __shfl_xor_sync(0xffffffffu, best, off);
+        if (other >= 0 && (best < 0 || g > top || (g == top && other < best))) {
+            best = other;
+            top = g;
+        }
+    }
+    if (lane != 0) return;
     if (best < 0) {
         ctrl[GB_STOP] = 1;
         ctrl[GB_CHOSEN] = -1;
@@ -129,11 +146,25 @@ constexpr int STAT_WARPS = STAT_THREADS / 32;
 
 // mode 2 (K <= 16): mode 0's statistics and every C_jk = sum w p_j p_k in one pass
 // (partials: 4K + K*K per block, S[j][k] after the 4K)
+//
+// A node of n rows uses the first stat_active(n) blocks of the launch (at least STAT_MIN_ROWS
+// rows per block, so that small nodes leave few partials to add); the other blocks only count
+// themselves for the last-block test. Each warp reads STAT_UNROLL groups of rows before it
+// adds any, to keep several loads in flight. CPL: classes per lane (1 for K <= 32, else 4).
+constexpr int STAT_MIN_ROWS = 1024;
+constexpr int STAT_UNROLL = 4;
+
+__device__ __forceinline__ int stat_active(int n, int blocks) {
+    const int want = (n + STAT_MIN_ROWS - 1) / STAT_MIN_ROWS;
+    return want < 1 ? 1 : (want < blocks ? want : blocks);
+}
+
 __device__ void finish_block(int slot, int node, int mode, const double* partials, int n_partials, int K, int stride,
                              int rule_eq32, int hist_blocks, const int* nstart, const int* nstop, int* npair,
                              double* nclass, double* nS, double* nsum, double* nscale);
 
-extern "C" __global__ void __launch_bounds__(STAT_THREADS)
+template <int CPL>
+__global__ void __launch_bounds__(STAT_THREADS)
 class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mode, const int* __restrict__ rows,
             const int* __restrict__ nstart, const int* __restrict__ nstop, int* __restrict__ npair,
             const double* __restrict__ p, const double* __restrict__ pc, const int* __restrict__ y,
@@ -142,108 +173,138 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
             double* __restrict__ nS, double* __restrict__ nsum, double* __restrict__ nscale,
             int* __restrict__ counters) {
     if (ctrl[GB_STOP] || (gate && *gate == 0)) return;
-    __shared__ double red[STAT_WARPS][4 * 32 * CLASSES_PER_LANE];
+    constexpr int RED = (4 * 32 * CPL > 4 * MERGED_MAX_K + MERGED_MAX_K * MERGED_MAX_K)
+                            ? 4 * 32 * CPL : 4 * MERGED_MAX_K + MERGED_MAX_K * MERGED_MAX_K;
+    __shared__ double red[STAT_WARPS][RED];
     const int slot = blockIdx.y;
     const int node = batch[slot];
     const int start = nstart[node], stop = nstop[node];
+    const int active = stat_active(stop - start, gridDim.x);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int per_warp = 32 / KP;           // rows a warp reads at a time
     const int sub = lane / KP, kl = lane % KP;
     const int group_lane = lane - kl;       // first lane of this row's group
     const int r = npair[2 * node];
-    double a[CLASSES_PER_LANE], b[CLASSES_PER_LANE], c[CLASSES_PER_LANE], d[CLASSES_PER_LANE];
-    double S[MERGED_MAX_K];
+    const bool merged = CPL == 1 && mode == 2;
+    double a[CPL], b[CPL], c[CPL], d[CPL];
+    double S[CPL == 1 ? MERGED_MAX_K : 1];
 #pragma unroll
-    for (int t = 0; t < CLASSES_PER_LANE; ++t) a[t] = b[t] = c[t] = d[t] = 0.0;
+    for (int t = 0; t < CPL; ++t) a[t] = b[t] = c[t] = d[t] = 0.0;
 #pragma unroll
-    for (int t = 0; t < MERGED_MAX_K; ++t) S[t] = 0.0;
-    const int step = gridDim.x * STAT_WARPS * per_warp;
-    for (int jb = start + (blockIdx.x * STAT_WARPS + warp) * per_warp; jb < stop; jb += step) {  // warp-uniform
-        const int j = jb + sub;
-        const bool valid = j < stop;
-        const long long i = valid ? rows[j] : 0;
-        const double wi = valid ? (w ? w[i] : 1.0) : 0.0;
-        const int yi = y[i];
-        const double* pi = p + i * K;
-        const double* pci = pc + i * K;
-        if (mode == 1) {
-            const double pr = wi * pi[r];
+    for (int t = 0; t < (CPL == 1 ? MERGED_MAX_K : 1); ++t) S[t] = 0.0;
+    if (blockIdx.x < active) {
+        const int step = active * STAT_WARPS * per_warp;  // rows between a warp's consecutive groups
+        for (int jb = start + (blockIdx.x * STAT_WARPS + warp) * per_warp; jb < stop; jb += STAT_UNROLL * step) {
+            // warp-uniform loop; the loads of STAT_UNROLL groups first, then the sums
+            long long iu[STAT_UNROLL];
+            double wu[STAT_UNROLL];
+            int yu[STAT_UNROLL];
+            double pu[STAT_UNROLL][CPL], pcu[STAT_UNROLL][CPL];
 #pragma unroll
-            for (int t = 0; t < CLASSES_PER_LANE; ++t) {
-                const int k = kl + KP * t;
-                if (k < K) a[t] += pr * pi[k];
+            for (int u = 0; u < STAT_UNROLL; ++u) {
+                const int j = jb + u * step + sub;
+                iu[u] = j < stop ? __ldg(rows + j) : -1;
             }
-            continue;
-        }
 #pragma unroll
-        for (int t = 0; t < CLASSES_PER_LANE; ++t) {
-            const int k = kl + KP * t;
-            if (k < K) {
-                const double pk = pi[k];
-                const double pck = pci[k];
-                const double g = wi * ((yi == k) ? -pck : pk);
-                const double h = wi * (pk * pck);
-                a[t] += g;
-                b[t] += h;
-                c[t] = fmax(c[t], fabs(g));
-                d[t] = fmax(d[t], h);
+            for (int u = 0; u < STAT_UNROLL; ++u) {
+                const long long i = iu[u] < 0 ? 0 : iu[u];
+                wu[u] = iu[u] < 0 ? 0.0 : (w ? __ldg(w + i) : 1.0);
+                yu[u] = __ldg(y + i);
+#pragma unroll
+                for (int t = 0; t < CPL; ++t) {
+                    const int k = kl + KP * t;
+                    pu[u][t] = k < K ? __ldg(p + i * K + k) : 0.0;
+                    pcu[u][t] = (k < K && mode != 1) ? __ldg(pc + i * K + k) : 0.0;
+                }
             }
-        }
-        if (mode == 2) {  // K <= 16: one class per lane
-            const double pk = kl < K ? pi[kl] : 0.0;
 #pragma unroll
-            for (int q = 0; q < MERGED_MAX_K; ++q) {
-                if (q < KP) {  // warp-uniform
-                    const double pq = __shfl_sync(0xffffffffu, pk, group_lane + q);
-                    if (q < K) S[q] += (wi * pq) * pk;  // (w p_q) p_k, the CPU backends' order
+            for (int u = 0; u < STAT_UNROLL; ++u) {
+                const double wi = wu[u];
+                if (mode == 1) {
+                    // w p_r: from r's lane (one class per lane), else from memory
+                    double pr;
+                    if (CPL == 1) pr = wi * __shfl_sync(0xffffffffu, pu[u][0], group_lane + r);
+                    else pr = wi * __ldg(p + (iu[u] < 0 ? 0 : iu[u]) * K + r);
+#pragma unroll
+                    for (int t = 0; t < CPL; ++t) {
+                        const int k = kl + KP * t;
+                        if (k < K) a[t] += pr * pu[u][t];
+                    }
+                    continue;
+                }
+#pragma unroll
+                for (int t = 0; t < CPL; ++t) {
+                    const int k = kl + KP * t;
+                    if (k < K) {
+                        const double pk = pu[u][t];
+                        const double pck = pcu[u][t];
+                        const double g = wi * ((yu[u] == k) ? -pck : pk);
+                        const double h = wi * (pk * pck);
+                        a[t] += g;
+                        b[t] += h;
+                        c[t] = fmax(c[t], fabs(g));
+                        d[t] = fmax(d[t], h);
+                    }
+                }
+                if (merged) {  // K <= 16: one class per lane
+                    const double pk = pu[u][0];
+#pragma unroll
+                    for (int q = 0; q < MERGED_MAX_K; ++q) {
+                        if (q < KP) {  // warp-uniform
+                            const double pq = __shfl_sync(0xffffffffu, pk, group_lane + q);
+                            if (q < K) S[q] += (wi * pq) * pk;  // (w p_q) p_k, the CPU backends' order
+                        }
+                    }
                 }
             }
         }
-    }
-    // the rows of one warp: lanes with the same class, in a fixed pattern
-    for (int off = KP; off < 32; off <<= 1) {
+        // the rows of one warp: lanes with the same class, in a fixed pattern
+        for (int off = KP; off < 32; off <<= 1) {
 #pragma unroll
-        for (int t = 0; t < CLASSES_PER_LANE; ++t) {
-            a[t] += __shfl_xor_sync(0xffffffffu, a[t], off);
-            b[t] += __shfl_xor_sync(0xffffffffu, b[t], off);
-            c[t] = fmax(c[t], __shfl_xor_sync(0xffffffffu, c[t], off));
-            d[t] = fmax(d[t], __shfl_xor_sync(0xffffffffu, d[t], off));
-        }
-        if (mode == 2) {
+            for (int t = 0; t < CPL; ++t) {
+                a[t] += __shfl_xor_sync(0xffffffffu, a[t], off);
+                b[t] += __shfl_xor_sync(0xffffffffu, b[t], off);
+                c[t] = fmax(c[t], __shfl_xor_sync(0xffffffffu, c[t], off));
+                d[t] = fmax(d[t], __shfl_xor_sync(0xffffffffu, d[t], off));
+            }
+            if (merged) {
 #pragma unroll
-            for (int q = 0; q < MERGED_MAX_K; ++q)
-                if (q < KP) S[q] += __shfl_xor_sync(0xffffffffu, S[q], off);
+                for (int q = 0; q < MERGED_MAX_K; ++q)
+                    if (q < KP) S[q] += __shfl_xor_sync(0xffffffffu, S[q], off);
+            }
         }
     }
     const int n_stats = mode == 1 ? K : (mode == 0 ? 4 * K : 4 * K + K * K);
-    if (sub == 0) {
+    if (blockIdx.x < active) {
+        if (sub == 0) {
 #pragma unroll
-        for (int t = 0; t < CLASSES_PER_LANE; ++t) {
-            const int k = kl + KP * t;
-            if (k < K) {
-                red[warp][k] = a[t];
-                if (mode != 1) {
-                    red[warp][K + k] = b[t];
-                    red[warp][2 * K + k] = c[t];
-                    red[warp][3 * K + k] = d[t];
+            for (int t = 0; t < CPL; ++t) {
+                const int k = kl + KP * t;
+                if (k < K) {
+                    red[warp][k] = a[t];
+                    if (mode != 1) {
+                        red[warp][K + k] = b[t];
+                        red[warp][2 * K + k] = c[t];
+                        red[warp][3 * K + k] = d[t];
+                    }
                 }
             }
-        }
-        if (mode == 2 && kl < K) {
+            if (merged && kl < K) {
 #pragma unroll
-            for (int q = 0; q < MERGED_MAX_K; ++q)
-                if (q < K) red[warp][4 * K + q * K + kl] = S[q];
+                for (int q = 0; q < MERGED_MAX_K; ++q)
+                    if (q < K) red[warp][4 * K + q * K + kl] = S[q];
+            }
+        }
+        __syncthreads();
+        double* out = partials + ((long long)slot * gridDim.x + blockIdx.x) * stride;
+        for (int e = threadIdx.x; e < n_stats; e += blockDim.x) {
+            const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
+            double v = red[0][e];
+            for (int q = 1; q < STAT_WARPS; ++q) v = is_max ? fmax(v, red[q][e]) : v + red[q][e];
+            out[e] = v;
         }
     }
-    __syncthreads();
-    double* out = partials + ((long long)slot * gridDim.x + blockIdx.x) * stride;
-    for (int e = threadIdx.x; e < n_stats; e += blockDim.x) {
-        const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
-        double v = red[0][e];
-        for (int q = 1; q < STAT_WARPS; ++q) v = is_max ? fmax(v, red[q][e]) : v + red[q][e];
-        out[e] = v;
-    }
-    // the last block of the node to finish sums every block's partials (in a fixed order)
+    // the last block of the node to finish sums the active blocks' partials (in a fixed order)
     __shared__ bool last;
     __threadfence();
     __syncthreads();
@@ -251,7 +312,7 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
     __syncthreads();
     if (!last) return;
     __threadfence();
-    finish_block(slot, node, mode, partials + (long long)slot * gridDim.x * stride, gridDim.x, K, stride, rule_eq32,
+    finish_block(slot, node, mode, partials + (long long)slot * gridDim.x * stride, active, K, stride, rule_eq32,
                  hist_blocks, nstart, nstop, npair, nclass, nS, nsum, nscale);
     if (threadIdx.x == 0) counters[slot] = 0;  // ready for the next launch
 }
@@ -314,20 +375,26 @@ __device__ void finish_block(int slot, int node, int mode, const double* part, i
     double* cls = nclass + (long long)node * 4 * K;
     __shared__ double sh_C[MERGED_MAX_K * MERGED_MAX_K > 32 * CLASSES_PER_LANE ? MERGED_MAX_K * MERGED_MAX_K
                                                                                 : 32 * CLASSES_PER_LANE];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    // eight lanes per statistic (32 statistics at a time), each summing every eighth partial,
+    // then a fixed shuffle tree within the eight
+    const int g = threadIdx.x & 7, group = threadIdx.x >> 3, groups = blockDim.x >> 3;
     const int n_stats = mode == 1 ? K : (mode == 0 ? 4 * K : 4 * K + K * K);
-    for (int e = warp; e < n_stats; e += blockDim.x / 32) {
+    for (int e0 = 0; e0 < n_stats; e0 += groups) {
+        const int e = e0 + group;
+        const bool on = e < n_stats;
         const bool is_max = mode != 1 && e >= 2 * K && e < 4 * K;
         double v = 0.0;
-        for (int q = lane; q < n_partials; q += 32) {
-            const double x = __ldcg(part + (long long)q * stride + e);  // other blocks' writes: skip L1
-            v = is_max ? fmax(v, x) : v + x;
+        if (on) {
+            for (int q = g; q < n_partials; q += 8) {
+                const double x = __ldcg(part + (long long)q * stride + e);  // other blocks' writes: skip L1
+                v = is_max ? fmax(v, x) : v + x;
+            }
         }
-        for (int off = 16; off > 0; off >>= 1) {
+        for (int off = 4; off > 0; off >>= 1) {
             const double u = __shfl_xor_sync(0xffffffffu, v, off);
             v = is_max ? fmax(v, u) : v + u;
         }
-        if (lane == 0) {
+        if (on && g == 0) {
             if (mode == 1) {
                 sh_C[e] = v;
             } else if (e < 4 * K) {
@@ -358,13 +425,12 @@ __device__ void finish_block(int slot, int node, int mode, const double* part, i
 // terms) must stay under 2^-30 of the child's largest statistic of its kind, and the child
 // must hold at least 2^-10 of the parent's Hessian mass of its pair (else its histogram scale
 // would be too coarse). Otherwise ctrl[GB_DIRECT] asks for the child's own pass, which then
-// overwrites what this wrote. One thread.
-extern "C" __global__ void derive_larger(int* __restrict__ ctrl, int K, int rule_eq32, int hist_blocks,
-                                         const int* __restrict__ nstart, const int* __restrict__ nstop,
-                                         int* __restrict__ npair, double* __restrict__ nclass,
-                                         double* __restrict__ nS, double* __restrict__ nsum,
-                                         double* __restrict__ nscale) {
-    if (threadIdx.x != 0 || blockIdx.x != 0 || ctrl[GB_STOP]) return;
+// overwrites what this wrote. One block; the pair and the node sums by its first thread.
+extern "C" __global__ void __launch_bounds__(DERIVE_THREADS)
+derive_larger(int* __restrict__ ctrl, int K, int rule_eq32, int hist_blocks, const int* __restrict__ nstart,
+              const int* __restrict__ nstop, int* __restrict__ npair, double* __restrict__ nclass,
+              double* __restrict__ nS, double* __restrict__ nsum, double* __restrict__ nscale) {
+    if (blockIdx.x != 0 || ctrl[GB_STOP]) return;
     const int parent = ctrl[GB_CHOSEN], small = ctrl[GB_SMALLER], large = ctrl[GB_LARGER];
     const double* cp = nclass + (long long)parent * 4 * K;
     const double* cs = nclass + (long long)small * 4 * K;
@@ -373,33 +439,37 @@ extern "C" __global__ void derive_larger(int* __restrict__ ctrl, int K, int rule
     const double* Ss = nS + (long long)small * K * K;
     double* Sl = nS + (long long)large * K * K;
     const double eps = 2.220446049250313e-16, accurate = 1.0 / 1073741824.0, thin = 1.0 / 1024.0;
+    const int t = threadIdx.x;
+    if (t < K) {
+        cl[t] = cp[t] - cs[t];
+        cl[K + t] = cp[K + t] - cs[K + t];
+        cl[2 * K + t] = cp[2 * K + t];
+        cl[3 * K + t] = cp[3 * K + t];
+    }
+    __syncthreads();  // cl, written to global memory above, is read by every thread below
     double scale_g = 0.0, scale_h = 0.0;
     for (int k = 0; k < K; ++k) {
-        cl[k] = cp[k] - cs[k];
-        cl[K + k] = cp[K + k] - cs[K + k];
-        cl[2 * K + k] = cp[2 * K + k];
-        cl[3 * K + k] = cp[3 * K + k];
         scale_g = fmax(scale_g, fabs(cl[k]));
         scale_h = fmax(scale_h, cl[K + k]);
     }
-    bool direct = false;
-    for (int k = 0; k < K; ++k) {
-        if (eps * (fabs(cp[k]) + fabs(cs[k])) > accurate * scale_g) direct = true;
-        if (eps * (cp[K + k] + cs[K + k]) > accurate * scale_h) direct = true;
+    int direct = 0;
+    if (t < K) {
+        if (eps * (fabs(cp[t]) + fabs(cs[t])) > accurate * scale_g) direct = 1;
+        if (eps * (cp[K + t] + cs[K + t]) > accurate * scale_h) direct = 1;
     }
     const int r = argmax_neg_first(cl, K);
-    for (int k = 0; k < K; ++k) {
-        const int e = r * K + k;
+    for (int e = t; e < K * K; e += blockDim.x) {
         Sl[e] = Sp[e] - Ss[e];
-        if (eps * (Sp[e] + Ss[e]) > accurate * (cl[K + r] + cl[K + k])) direct = true;
+        if (e / K == r && eps * (Sp[e] + Ss[e]) > accurate * (cl[K + r] + cl[K + e % K])) direct = 1;
     }
-    for (int e = 0; e < K * K; ++e)
-        if (e / K != r) Sl[e] = Sp[e] - Ss[e];
-    npair[2 * large] = r;
-    finalize_node(large, cl, Sl + r * K, K, rule_eq32, hist_blocks, nstart, nstop, npair, nsum, nscale);
-    const int s = npair[2 * large + 1];
-    if (cl[K + r] + cl[K + s] < thin * (cp[K + r] + cp[K + s])) direct = true;
-    ctrl[GB_DIRECT] = direct;
+    direct = __syncthreads_or(direct);
+    if (t == 0) {
+        npair[2 * large] = r;
+        finalize_node(large, cl, Sl + r * K, K, rule_eq32, hist_blocks, nstart, nstop, npair, nsum, nscale);
+        const int s = npair[2 * large + 1];
+        if (cl[K + r] + cl[K + s] < thin * (cp[K + r] + cp[K + s])) direct = 1;
+        ctrl[GB_DIRECT] = direct;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -647,17 +717,24 @@ __device__ void pick_split(int slot, int node, long long* hist, int D, const int
     __shared__ int sh_f;
     const double* fb = fbest + (long long)slot * D;
     long long* h = hist + (long long)slot * total_cells * 3;
-    if (threadIdx.x == 0) {
+    if (threadIdx.x < 32) {  // the first warp: the top gain, then the first feature within the tie
+        const int lane = threadIdx.x;
         double top = -gb_inf();
-        for (int f = 0; f < D; ++f) top = fmax(top, __ldcg(fb + f));
+        for (int f = lane; f < D; f += 32) top = fmax(top, __ldcg(fb + f));
+        for (int off = 16; off > 0; off >>= 1) top = fmax(top, __shfl_xor_sync(0xffffffffu, top, off));
         int first = -1;
         if (isfinite(top)) {
             const double at_least = top - SPLIT_TIE * fabs(top);
-            for (int f = 0; f < D && first < 0; ++f)
-                if (__ldcg(fb + f) >= at_least) first = f;
+            for (int f0 = 0; f0 < D && first < 0; f0 += 32) {  // warp-uniform
+                const int f = f0 + lane;
+                const unsigned hits = __ballot_sync(0xffffffffu, f < D && __ldcg(fb + f) >= at_least);
+                if (hits) first = f0 + __ffs(hits) - 1;
+            }
         }
-        sh_top = top;
-        sh_f = first;
+        if (lane == 0) {
+            sh_top = top;
+            sh_f = first;
+        }
     }
     __syncthreads();
     const int f = sh_f;
@@ -832,44 +909,103 @@ extern "C" __global__ void part_copy(const int* __restrict__ ctrl, const int* __
 }
 
 // ---------------------------------------------------------------------------------------------
-// p = softmax(F), pc = 1 - p (accurate where p rounds to 1), and the training loss
-// sum_i w_i (log sum_k exp F_ik - F_{i,y_i}): the operations of losses.softmax_with_loss
-// (exp of F - rowmax, the non-maximal exponentials summed in class order, log1p). A thread per
-// row; each block's loss is a fixed-order sum, and the last block to finish adds the blocks'
-// sums in a fixed order into loss[0], so the loss is the same on every run.
+// the grown tree's leaf vectors times the learning rate, by node id: steps[node][r] = lr t and
+// steps[node][s] = -(lr t) with t = clip(-scale G / H, -clip, clip) (eq 27; H = 0 counts as 1):
+// the host's arithmetic (losses.node_value, Tree.node_vectors), so F gets exactly the values the
+// model file stores. Nodes that are not leaves of this tree get zeros (no row points at them).
+// One block.
+
+extern "C" __global__ void leaf_steps(int M, int K, const int* __restrict__ nchild, const int* __restrict__ npair,
+                                      const double* __restrict__ nsum, double learning_rate, double clip,
+                                      double scale, double* __restrict__ steps) {
+    if (blockIdx.x != 0) return;
+    __shared__ int n_split;
+    if (threadIdx.x == 0) n_split = 0;
+    __syncthreads();
+    int mine = 0;
+    for (int node = threadIdx.x; node < M; node += blockDim.x) mine += nchild[2 * node] >= 0;
+    atomicAdd(&n_split, mine);
+    for (int e = threadIdx.x; e < M * K; e += blockDim.x) steps[e] = 0.0;
+    __syncthreads();
+    const int n_nodes = 1 + 2 * n_split;  // the nodes of this tree (step k creates 2k+1, 2k+2)
+    for (int node = threadIdx.x; node < n_nodes; node += blockDim.x) {
+        if (nchild[2 * node] >= 0) continue;
+        const double G = nsum[3 * node], H = nsum[3 * node + 1];
+        double t = (-scale * G) / (H == 0.0 ? 1.0 : H);
+        t = fmin(fmax(t, -clip), clip);
+        steps[(long long)node * K + npair[2 * node]] = learning_rate * (0.0 + t);  // vectors[r] += t
+        steps[(long long)node * K + npair[2 * node + 1]] = learning_rate * (0.0 - t);  // vectors[s] -= t
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// F += steps[leaf_of[i]] for every row i (when steps is not null: the last tree's leaf
+// vectors, leaf_of from the numba kernel mark_leaves), then p = softmax(F), pc = 1 - p
+// (accurate where p rounds to 1), and the training loss sum_i w_i (log sum_k exp F_ik -
+// F_{i,y_i}): the operations of losses.softmax_with_loss (exp of F - rowmax, the non-maximal
+// exponentials summed in class order, log1p). A block takes a tile of rows at a time: F is read
+// and p, pc written through shared memory, coalesced; a thread computes a row. Each block's
+// loss is a fixed-order sum, and the last block to finish adds the blocks' sums in a fixed
+// order into loss[0], so the loss is the same on every run.
 
 constexpr int SOFTMAX_THREADS = 256;
+constexpr int SOFTMAX_TILE = 2560;  // doubles of F per tile (20 KB): min(256, 2560 / K) rows
 
 extern "C" __global__ void __launch_bounds__(SOFTMAX_THREADS)
-softmax_loss(const double* __restrict__ F, const int* __restrict__ y, const double* __restrict__ w, int n, int K,
-             double* __restrict__ p, double* __restrict__ pc, double* __restrict__ partial,
-             int* __restrict__ counter, double* __restrict__ loss) {
+softmax_loss(double* __restrict__ F, const int* __restrict__ leaf_of, const double* __restrict__ steps,
+             const int* __restrict__ y, const double* __restrict__ w, int n, int K, double* __restrict__ p,
+             double* __restrict__ pc, double* __restrict__ partial, int* __restrict__ counter,
+             double* __restrict__ loss) {
+    __shared__ double tile[SOFTMAX_TILE];
+    __shared__ double rest_norm[SOFTMAX_THREADS];
+    __shared__ int top_of[SOFTMAX_THREADS];
     __shared__ double sh[SOFTMAX_THREADS];
+    const int tile_rows = min(SOFTMAX_THREADS, SOFTMAX_TILE / K);
     double acc = 0.0;
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const double* f = F + (long long)i * K;
-        double* pi = p + (long long)i * K;
-        double* pci = pc + (long long)i * K;
-        int top = 0;
-        for (int k = 1; k < K; ++k)
-            if (f[k] > f[top]) top = k;
-        const double m = f[top];
-        double rest = 0.0;
-        for (int k = 0; k < K; ++k) {
-            const double e = exp(f[k] - m);
-            pi[k] = e;
-            if (k != top) rest += e;
+    for (long long base = (long long)blockIdx.x * tile_rows; base < n; base += (long long)gridDim.x * tile_rows) {
+        const int n_tile = (int)min((long long)tile_rows, n - base);
+        const long long e0 = base * K;
+        const int ne = n_tile * K;
+        for (int e = threadIdx.x; e < ne; e += blockDim.x) {
+            double f = F[e0 + e];
+            if (steps) {
+                const int row = e / K;
+                f += steps[(long long)leaf_of[base + row] * K + (e - row * K)];
+                F[e0 + e] = f;
+            }
+            tile[e] = f;
         }
-        const double norm = 1.0 + rest;
-        for (int k = 0; k < K; ++k) {
-            const double v = pi[k] / norm;
-            pi[k] = v;
-            pci[k] = 1.0 - v;
+        __syncthreads();
+        if (threadIdx.x < n_tile) {
+            const long long i = base + threadIdx.x;
+            double* t = tile + threadIdx.x * K;
+            int top = 0;
+            for (int k = 1; k < K; ++k)
+                if (t[k] > t[top]) top = k;
+            const double m = t[top];
+            const double fy = t[y[i]];
+            double rest = 0.0;
+            for (int k = 0; k < K; ++k) {
+                const double e = exp(t[k] - m);
+                t[k] = e;
+                if (k != top) rest += e;
+            }
+            const double norm = 1.0 + rest;
+            for (int k = 0; k < K; ++k) t[k] = t[k] / norm;
+            t[top] = 1.0 / norm;
+            rest_norm[threadIdx.x] = rest / norm;
+            top_of[threadIdx.x] = top;
+            const double value = (m - fy) + log1p(rest);
+            acc += w ? value * w[i] : value;
         }
-        pi[top] = 1.0 / norm;
-        pci[top] = rest / norm;
-        const double value = (m - f[y[i]]) + log1p(rest);
-        acc += w ? value * w[i] : value;
+        __syncthreads();
+        for (int e = threadIdx.x; e < ne; e += blockDim.x) {
+            const int row = e / K;
+            const double v = tile[e];
+            p[e0 + e] = v;
+            pc[e0 + e] = (e - row * K == top_of[row]) ? rest_norm[row] : 1.0 - v;
+        }
+        __syncthreads();  // the tile is reused
     }
     sh[threadIdx.x] = acc;
     __syncthreads();

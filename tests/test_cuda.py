@@ -193,6 +193,33 @@ def test_trees_match_the_numpy_reference_from_the_same_F(derive):
     assert same >= 0.8 * len(pairs), f"only {same} of {len(pairs)} trees identical"
 
 
+@pytest.mark.parametrize("case", ["K=4", "weighted", "K=100"])
+def test_fused_update_equals_the_host_update(case):
+    """grow_tree(learning_rate=...) adds the tree to F on the device (leaf vectors from the node
+    table) and computes p and the loss: the same F, bit for bit, as the host's leaf vectors
+    through update_scores, and the same p, 1 - p and loss as rescore after it."""
+    from gpuboost.backends.cuda import CudaBackend
+    from gpuboost.grower import GrowerParams
+
+    codes, y, w, K, n_bins, missing_code, rng = _binned(**CASES[case])
+    F = rng.normal(size=(codes.shape[0], K))
+    fused = CudaBackend(codes, y, w, K, n_bins=n_bins, missing_code=missing_code)
+    staged = CudaBackend(codes, y, w, K, n_bins=n_bins, missing_code=missing_code)
+    fused.set_scores(F)
+    staged.set_scores(F)
+    params = GrowerParams(max_leaves=8, leaf_clip=0.5)
+    for _ in range(4):
+        tree, _, _ = fused.grow_tree(params, lambda f, b: float(b), learning_rate=0.3)
+        loss_fused = fused.rescore()
+        tree_s, seg, ids = staged.grow_tree(params, lambda f, b: float(b))
+        staged.update_scores(None, seg, (0.3 * tree_s.node_vectors(K))[ids])
+        loss_staged = staged.rescore()
+        assert np.array_equal(tree.value, tree_s.value) and np.array_equal(tree.feature, tree_s.feature)
+        assert np.array_equal(fused.scores(), staged.scores())
+        assert np.array_equal(fused.p, staged.p) and np.array_equal(fused.pc, staged.pc)
+        assert loss_fused == loss_staged
+
+
 def test_deterministic_model_bytes(tmp_path):
     from gpuboost import BoostClassifier
 
@@ -259,3 +286,50 @@ def test_out_of_memory_is_a_clear_error_and_the_process_recovers():
         pool.set_limit(size=0)
     model = BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
     assert model.predict(X[:10]).shape == (10,)
+
+
+def test_gpu_inputs_are_binned_where_they_are(monkeypatch, tmp_path):
+    """A CuPy X (or anything with __cuda_array_interface__) is checked and binned on its GPU,
+    never copied to the host. The edges are the host's (no weights), so the model is the same
+    file as from the NumPy X, and predictions from a GPU X equal the NumPy X's."""
+    import cupy
+
+    from gpuboost import BoostClassifier, _validation
+    from gpuboost.binning import BinMapper
+    from conftest import load_dataset
+
+    X, y, Xt, _ = load_dataset("pendigits")
+    X = X[:4000].copy()
+    y = y[:4000]
+    X[np.random.default_rng(0).uniform(size=X.shape) < 0.05] = np.nan
+
+    class OnGpu:  # no CuPy type, no __array__: only the interface
+        def __init__(self, a):
+            self._a = a
+            self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+    big = X.size // 10
+    real_asnumpy, real_to_host = cupy.asnumpy, _validation.to_host
+
+    def asnumpy(a, *args, **kwargs):
+        assert np.size(a) < big, "a GPU input was copied to the host"
+        return real_asnumpy(a, *args, **kwargs)
+
+    def to_host(a):
+        assert not _validation.on_gpu(a) or cupy.asarray(a).size < big, "a GPU input was copied to the host"
+        return real_to_host(a)
+
+    monkeypatch.setattr(cupy, "asnumpy", asnumpy)
+    monkeypatch.setattr(_validation, "to_host", to_host)
+    from_gpu = BoostClassifier(n_estimators=30, device="cuda").fit(OnGpu(cupy.asarray(X)), y)
+    monkeypatch.undo()
+    from_host = BoostClassifier(n_estimators=30, device="cuda").fit(X, y)
+    host_edges = BinMapper(255).fit(X).edges_
+    assert all(np.array_equal(a, b) for a, b in zip(from_gpu._bin_mapper.edges_, host_edges))
+    from_gpu.save_model(tmp_path / "gpu.json")
+    from_host.save_model(tmp_path / "host.json")
+    assert (tmp_path / "gpu.json").read_bytes() == (tmp_path / "host.json").read_bytes()
+    assert np.array_equal(from_gpu.decision_function(cupy.asarray(Xt)), from_host.decision_function(Xt))
+    codes_d = from_gpu._bin_mapper.transform(cupy.asarray(Xt))
+    assert isinstance(codes_d, cupy.ndarray)
+    assert np.array_equal(codes_d.get(), from_host._bin_mapper.transform(Xt))

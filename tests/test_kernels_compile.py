@@ -29,16 +29,18 @@ def _nvcc() -> str:
 
 
 def test_every_template_the_backend_requests_is_instantiated():
-    from gpuboost.backends.cuda import CODE_TYPES, KERNEL_NAMES, TEMPLATE_KERNELS
+    from gpuboost.backends.cuda import CODE_TYPES, KERNEL_NAMES, STAT_KERNELS, TEMPLATE_KERNELS
 
     source = (KERNELS / "instantiate.cu").read_text()
     kept = set(re.findall(r"\(void\*\)(\w+)<Code>", source))
     assert kept == set(TEMPLATE_KERNELS)
+    assert set(re.findall(r"\(void\*\)(\w+<\d+>)", source)) == set(STAT_KERNELS)
     for code_type in CODE_TYPES.values():
         assert f"keep_code_kernels<{code_type}>" in source
     plain = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\(\w+(?: \* \d+)?\))?\s+(\w+)\(',
                            (KERNELS / "aoso.cu").read_text()))
     requested = {n for n in KERNEL_NAMES if "<" not in n}
+    assert set(KERNEL_NAMES) >= set(STAT_KERNELS)
     assert requested == plain, f"asked for but missing: {requested - plain}; defined but never loaded: {plain - requested}"
 
 

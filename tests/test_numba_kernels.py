@@ -25,21 +25,35 @@ def run_simulated(code: str) -> None:
     assert "OK" in done.stdout
 
 
-def test_add_leaf_deltas_against_the_numpy_reference():
+def test_mark_leaves_against_the_numpy_reference():
     run_simulated("""
         import numpy as np
-        from gpuboost.backends._numba_kernels import add_leaf_deltas
-        from gpuboost.backends.numpy import NumpyBackend
+        from gpuboost.backends._numba_kernels import mark_leaves
         rng = np.random.default_rng(1)
-        n, K = 41, 4
+        n = 41
         rows = rng.permutation(n).astype(np.int32)
         cuts = np.array([0, 0, 7, 8, 30, 41])  # an empty leaf and a one-row leaf among them
         start = cuts[:-1].astype(np.int32); stop = cuts[1:].astype(np.int32)
-        deltas = rng.normal(size=(len(start), K))
-        F = rng.normal(size=(n, K)); F_ref = F.copy()
-        add_leaf_deltas[(2, len(start)), 8](F, rows, start, stop, deltas)
+        leaf_of = np.full(n, -1, dtype=np.int32)
+        mark_leaves[(2, len(start)), 8](leaf_of, rows, start, stop, np.full(2 * len(start), -1, np.int32))
+        expected = np.full(n, -1, dtype=np.int32)
+        for j in range(len(start)):
+            expected[rows[start[j]:stop[j]]] = j
+        assert np.array_equal(leaf_of, expected) and (leaf_of >= 0).all()
+        # with F += deltas[leaf_of] (the softmax kernel's first step) this is the NumPy backend's update
+        from gpuboost.backends.numpy import NumpyBackend
+        deltas = rng.normal(size=(len(start), 3)); F = rng.normal(size=(n, 3)); F_ref = F.copy()
+        F += deltas[leaf_of]
         for j in range(len(start)):
             F_ref[rows[start[j]:stop[j]]] += deltas[j]
         assert np.array_equal(F, F_ref)
+        # a node table: root 0 split into 1 and 2, node 2 split into 3 and 4; rows get leaf node ids
+        nstart = np.array([0, 0, 10, 10, 25], np.int32); nstop = np.array([41, 10, 41, 25, 41], np.int32)
+        nchild = np.array([1, 2, -1, -1, 3, 4, -1, -1, -1, -1], np.int32)
+        leaf_of[:] = -1
+        mark_leaves[(3, 5), 4](leaf_of, rows, nstart, nstop, nchild)
+        expected = np.empty(n, np.int32)
+        expected[rows[0:10]] = 1; expected[rows[10:25]] = 3; expected[rows[25:41]] = 4
+        assert np.array_equal(leaf_of, expected)
         print("OK")
     """)

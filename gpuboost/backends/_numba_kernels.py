@@ -1,8 +1,9 @@
-"""numba.cuda kernels of the CUDA backend: the update of F from a grown tree's leaf segments.
+"""numba.cuda kernels of the CUDA backend: each row's leaf in the tree just grown.
 
-It runs once per tree (the per-node stages, and p with the loss, are CUDA C++ in
-``kernels/aoso.cu``), and under ``NUMBA_ENABLE_CUDASIM=1`` it runs on the CPU, which is how CI
-tests it without a GPU (tests/test_numba_kernels.py).
+``mark_leaves`` runs once per tree; the addition of the leaf vectors to F happens in the next
+pass over F, which also computes p and the loss (``softmax_loss`` in ``kernels/aoso.cu``), so
+F is read and written once per tree, in row order. Under ``NUMBA_ENABLE_CUDASIM=1`` the kernel
+runs on the CPU, which is how CI tests it without a GPU (tests/test_numba_kernels.py).
 
 Imported by ``gpuboost.backends.cuda`` only, never by ``import gpuboost``.
 """
@@ -11,26 +12,27 @@ from __future__ import annotations
 
 from numba import cuda
 
-__all__ = ["add_leaf_deltas", "THREADS"]
+__all__ = ["mark_leaves", "THREADS"]
 
 THREADS = 256
 
 
 @cuda.jit
-def add_leaf_deltas(F, rows, seg_start, seg_stop, deltas):
-    """``F[rows[j]] += deltas[leaf]`` for every position j of every leaf's segment.
+def mark_leaves(leaf_of, rows, seg_start, seg_stop, child):
+    """``leaf_of[rows[j]] = leaf`` for every position j of the segment of every leaf.
 
-    Grid: (blocks over positions, leaves). Each row is in one leaf, so no two threads write
-    the same element of F.
+    Grid: (blocks over positions, segments). Segment ``leaf`` is skipped where
+    ``child[2 * leaf] >= 0``: given a tree's node table (``nstart``, ``nstop``, ``nchild``), the
+    inner nodes are skipped and every row gets the id of its leaf node; given leaf segments,
+    ``child`` holds -1. Each row is in one leaf, so no two threads write the same element.
     """
     leaf = cuda.blockIdx.y
+    if child[2 * leaf] >= 0:
+        return
     start = seg_start[leaf]
     stop = seg_stop[leaf]
-    K = F.shape[1]
     j = start + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     stride = cuda.gridDim.x * cuda.blockDim.x
     while j < stop:
-        i = rows[j]
-        for k in range(K):
-            F[i, k] += deltas[leaf, k]
+        leaf_of[rows[j]] = leaf
         j += stride

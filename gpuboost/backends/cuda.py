@@ -8,13 +8,15 @@ the host then reads the node table once. Kernels (see DESIGN.md, "Kernels"):
 
 * CUDA C++, ``kernels/aoso.cu`` through CuPy ``RawModule``: class statistics and the pair of
   eq (33), fixed-point histograms, split gains and the best split, the stable row partition,
-  the leaf pick, p with the loss, prediction;
-* numba.cuda, ``_numba_kernels``: the update of F from the leaf segments.
+  the leaf pick, the leaf vectors, the update of F with p and the loss, prediction;
+* numba.cuda, ``_numba_kernels``: each row's leaf in the tree just grown (for the update of F).
 
-Host round trips per tree (``HOST_SYNCS_PER_TREE``): the host waits for the device twice, to
-read the node table after growth and to read the training loss after the next p; in between
-it uploads the leaf segments and vectors (three small copies; the vectors are computed on the
-host by the same code as the CPU backends, so F gets the same additions).
+Host round trips per tree (``HOST_SYNCS_PER_TREE``): in training, one. The tree's launches end
+with the update of F (leaf vectors from the node table by the host's arithmetic, each row's
+leaf, one pass over F that also computes the next p and the loss), all in the tree's graph;
+the host waits once, to read the node table and the loss in one copy, and builds the Tree from
+it. (``grow_tree`` without a learning rate, and ``update_scores`` with ``rescore``, the
+stage-by-stage interface of the tests, cost a second wait for the loss.)
 
 Differences from the CPU backends, by design: histogram channels are fixed-point integer sums
 (each row's w g and w h rounded to 2^-b of the node's largest possible value, b = 30 -
@@ -40,14 +42,18 @@ from .base import N_CHANNELS, Backend, SplitBatch
 __all__ = ["CudaBackend", "cuda_usable", "cuda_supports", "kernel_source", "KERNEL_NAMES", "HOST_SYNCS_PER_TREE"]
 
 #: Times the host waits for the device per grown tree (see the module docstring).
-HOST_SYNCS_PER_TREE = 2
+HOST_SYNCS_PER_TREE = 1
 
 #: The kernels of kernels/aoso.cu that the backend asks RawModule for (the template
 #: instantiations are the ones kernels/instantiate.cu compiles in CI).
 CODE_TYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short"}
-PLAIN_KERNELS = ("reset_tree", "pick_leaf", "class_stats", "derive_larger", "split_gains", "part_copy", "softmax_loss")
+PLAIN_KERNELS = ("reset_tree", "pick_leaf", "derive_larger", "split_gains", "part_copy", "softmax_loss",
+                 "leaf_steps")
 TEMPLATE_KERNELS = ("histogram", "part_count", "part_scatter", "apply_tree", "predict_add")
-KERNEL_NAMES = PLAIN_KERNELS + tuple(f"{k}<{t}>" for t in CODE_TYPES.values() for k in TEMPLATE_KERNELS)
+#: class_stats<CPL>: CPL classes per lane, 1 for K <= 32, 4 for K <= 128
+STAT_KERNELS = ("class_stats<1>", "class_stats<4>")
+KERNEL_NAMES = (PLAIN_KERNELS + tuple(f"{k}<{t}>" for t in CODE_TYPES.values() for k in TEMPLATE_KERNELS)
+                + STAT_KERNELS)
 
 MAX_CLASSES = 128  # kernels/aoso.cu: CLASSES_PER_LANE * 32
 STAT_THREADS = 256  # kernels/aoso.cu constants
@@ -57,6 +63,8 @@ HIST_THREADS = 256
 HIST_SHARED_BYTES = 48 * 1024
 PART_THREADS = 256
 SPLIT_WARPS = 8
+DERIVE_THREADS = 128
+STAT_MIN_ROWS = 1024  # kernels/aoso.cu: a node uses one block of class_stats per this many rows
 
 
 def kernel_source() -> Path:
@@ -163,6 +171,7 @@ class _Kernels:
             setattr(self, name, _kernel(module, name))
         for name in TEMPLATE_KERNELS:
             setattr(self, name, _kernel(module, f"{name}<{t}>"))
+        self.class_stats = {1: _kernel(module, "class_stats<1>"), 4: _kernel(module, "class_stats<4>")}
 
 
 def import_numba_cuda():
@@ -217,13 +226,14 @@ class CudaBackend(Backend):
             raise ValueError(f"The CUDA backend trains at most {MAX_CLASSES} classes; this problem has {K}. "
                              "Use device='cpu'.")
         self.KP = min(32, 1 << max(0, (K - 1).bit_length()))  # lanes per row in class_stats
+        self.cpl = 1 if K <= 32 else 4  # classes per lane
         if self.n_codes * 3 * 4 + 8 > HIST_SHARED_BYTES:
             raise ValueError(
                 f"The CUDA backend's histograms hold at most 4095 bins per feature; this model has "
                 f"{self.n_codes - 1}. Use max_bins <= 4095 or device='cpu'."
             )
         self.weighted = sample_weight is not None
-        needed = N * (D * code_dtype.itemsize + 3 * K * 8 + 4 * 4 + 8 + (8 if self.weighted else 0))
+        needed = N * (D * code_dtype.itemsize + 3 * K * 8 + 5 * 4 + 8 + (8 if self.weighted else 0))
         self.needed_bytes = needed
         self.use_graph = bool(use_graph)
         self._graphs: dict = {}
@@ -244,6 +254,7 @@ class CudaBackend(Backend):
                     self.loss_d = cupy.empty(1)
                     self.rows = cupy.arange(N, dtype=cupy.int32)
                     self.tmp = cupy.empty(N, dtype=cupy.int32)
+                    self.leaf_of = cupy.empty(N, dtype=cupy.int32)  # the last tree's leaf of every row
                     self.counts = cupy.empty(max(1, -(-N // PART_THREADS)), dtype=cupy.int32)
                     sm = cupy.cuda.Device(self.device_id).attributes["MultiProcessorCount"]
                     self.n_sm = int(sm)
@@ -259,7 +270,9 @@ class CudaBackend(Backend):
                 raise _out_of_memory(exc, needed) from None
         self.nb = nb_cuda
         self.nb_stream = nb_cuda.external_stream(self.stream.ptr)
-        self._nb = {name: nb_cuda.as_cuda_array(getattr(self, name)) for name in ("F", "rows")}
+        self._nb = {name: nb_cuda.as_cuda_array(getattr(self, name)) for name in ("F", "rows", "leaf_of")}
+        self._pending = False  # update_scores marked the rows' leaves; F += the leaves' deltas is to come
+        self._fresh_loss = None  # the loss of the last fused grow_tree, not yet returned by rescore
         self._tables: dict = {}
         self._table(2)  # a node table for the stages (batches of up to 2 nodes)
         #: derive the larger child's class statistics from its parent and sibling (K <= 16)
@@ -329,20 +342,27 @@ class CudaBackend(Backend):
         M = 2 * max_leaves - 1
         t = {"M": M}
         KK = K * K if K <= MERGED_MAX_K else 1
+        # what the host reads after a tree, in one buffer (one copy): node sums and gains, the
+        # loss of the fused update, then the integer table; the rest stays on the device
+        n_head = 4 * M + 2  # doubles: nsum (3M), nfinal (M), loss, padding
+        n_ints = M * 9 + CTRL_SIZE
         with self.stream:
-            ints = cp.zeros(M * 9 + CTRL_SIZE, dtype=cp.int32)
-            dbls = cp.zeros(M * 8 + M * 4 * K + M * KK)
-        t["ints"], t["dbls"] = ints, dbls
+            head = cp.zeros(8 * n_head + 4 * n_ints, dtype=cp.uint8)
+            dbls = cp.zeros(M * 4 + M * 4 * K + M * KK + M * K)
+        t["head"] = head
+        head_d, ints = head[:8 * n_head].view(cp.float64), head[8 * n_head:].view(cp.int32)
+        t["n_head"], t["ints"], t["dbls"] = n_head, ints, dbls
         t["nstart"], t["nstop"] = ints[0:M], ints[M:2 * M]
         t["npair"], t["nsplit"] = ints[2 * M:4 * M], ints[4 * M:7 * M]
         t["nchild"], t["ctrl"] = ints[7 * M:9 * M], ints[9 * M:9 * M + CTRL_SIZE]
         ctrl = t["ctrl"]
         # the children of this step by size, and the flag for the larger one's own pass
         t["smaller"], t["larger"], t["direct"] = ctrl[2:3], ctrl[3:4], ctrl[4:5]
-        t["nsum"], t["nfinal"] = dbls[0:3 * M], dbls[3 * M:4 * M]
-        t["ngain"], t["nscale"] = dbls[4 * M:5 * M], dbls[5 * M:7 * M]
-        t["nclass"] = dbls[8 * M:8 * M + 4 * K * M]
-        t["nS"] = dbls[8 * M + 4 * K * M:8 * M + 4 * K * M + KK * M]
+        t["nsum"], t["nfinal"], t["loss"] = head_d[0:3 * M], head_d[3 * M:4 * M], head_d[4 * M:4 * M + 1]
+        t["ngain"], t["nscale"] = dbls[0:M], dbls[M:3 * M]
+        t["nclass"] = dbls[4 * M:4 * M + 4 * K * M]
+        t["nS"] = dbls[4 * M + 4 * K * M:4 * M + 4 * K * M + KK * M]
+        t["steps"] = dbls[4 * M + 4 * K * M + KK * M:].reshape(M, K)  # the fused update's leaf vectors
         # the node ids of each step's batch: the root, then the children 2k+1, 2k+2 of step k
         steps = np.zeros((max_leaves, 2), dtype=np.int32)
         steps[1:, 0] = 2 * np.arange(max_leaves - 1) + 1
@@ -374,7 +394,7 @@ class CudaBackend(Backend):
         hist_blocks = self._hist_blocks(n_batch if hist_batch is None else hist_batch)
         for mode in ((2,) if K <= MERGED_MAX_K else (0, 1)):
             # the kernel's last block per node sums the blocks' partials (kernels/aoso.cu)
-            self._launch(self.k.class_stats, (self.stat_blocks, n_batch), (STAT_THREADS,),
+            self._launch(self.k.class_stats[self.cpl], (self.stat_blocks, n_batch), (STAT_THREADS,),
                          (batch, t["ctrl"], _i32(mode), self.rows, t["nstart"], t["nstop"], t["npair"], self.p_d,
                           self.pc_d, self.y, w, _i32(K), _i32(self.KP), _i32(self.stat_stride), self.partials, gate,
                           _i32(rule_eq32), _i32(hist_blocks), t["nclass"], t["nS"], t["nsum"], t["nscale"],
@@ -387,7 +407,7 @@ class CudaBackend(Backend):
         (kernels/aoso.cu, derive_larger), else by its own pass. K <= 16."""
         self._stats(t, t["smaller"], 1, rule_eq32, hist_batch=2)
         token = self._start("class statistics and pairs")
-        self._launch(self.k.derive_larger, (1,), (1,),
+        self._launch(self.k.derive_larger, (1,), (DERIVE_THREADS,),
                      (t["ctrl"], _i32(self.n_classes), _i32(rule_eq32), _i32(self._hist_blocks(2)), t["nstart"],
                       t["nstop"], t["npair"], t["nclass"], t["nS"], t["nsum"], t["nscale"]))
         self._stop(token)
@@ -437,20 +457,51 @@ class CudaBackend(Backend):
             self._hist(t, batch, n_batch)
             self._split(t, batch, n_batch, min_samples_leaf)
 
-    def _tree_launches(self, t, max_leaves, rule_eq32, min_samples_leaf):
+    def _tree_launches(self, t, max_leaves, rule_eq32, min_samples_leaf, update=None):
         self._reset(t)
         batches = t["batches"]
         self._evaluate(t, batches[0], 1, max_leaves > 1, rule_eq32, min_samples_leaf)
         for step in range(max_leaves - 1):
             token = self._start("leaf pick")
-            self._launch(self.k.pick_leaf, (1,), (1,), (_i32(step), t["ngain"], t["nfinal"], t["nchild"], t["ctrl"]))
+            self._launch(self.k.pick_leaf, (1,), (32,), (_i32(step), t["ngain"], t["nfinal"], t["nchild"], t["ctrl"]))
             self._stop(token)
             self._partition(t)
             self._evaluate(t, batches[step + 1], 2, step < max_leaves - 2, rule_eq32, min_samples_leaf)
+        if update is not None:
+            self._fused_update(t, *update)
+
+    def _fused_update(self, t, learning_rate, leaf_clip, value_scale):
+        """F += the tree's leaf vectors times the learning rate, then p and the loss: the leaf
+        vectors from the node table (leaf_steps), each row's leaf node (mark_leaves, numba),
+        and one pass over F (softmax_loss), all on the device."""
+        from ._numba_kernels import mark_leaves
+
+        token = self._start("F update and p")
+        M, K = t["M"], self.n_classes
+        self._launch(self.k.leaf_steps, (1,), (256,),
+                     (_i32(M), _i32(K), t["nchild"], t["npair"], t["nsum"], np.float64(learning_rate),
+                      np.float64(leaf_clip), np.float64(value_scale), t["steps"]))
+        views = t.get("nb_views")
+        if views is None:
+            views = t["nb_views"] = [self.nb.as_cuda_array(t[name]) for name in ("nstart", "nstop", "nchild")]
+        blocks = max(1, min(4 * self.n_sm, -(-self.n_rows // 256)))
+        mark_leaves[(blocks, M), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"], *views)
+        self._softmax(steps=t["steps"], loss=t["loss"])
+        self._stop(token)
 
     # -- growing a tree --------------------------------------------------------------------
-    def grow_tree(self, params, bin_edge):
-        """Grow one tree on the device; returns (tree, leaf_segments, leaf_ids) as the grower."""
+    #: ``grow_tree(..., learning_rate=...)`` also adds the tree to F and computes p and the
+    #: loss on the device (boosting then skips ``update_scores``; ``rescore`` returns that loss)
+    fused_update = True
+
+    def grow_tree(self, params, bin_edge, learning_rate=None):
+        """Grow one tree on the device; returns (tree, leaf_segments, leaf_ids) as the grower.
+
+        With ``learning_rate``, the same launch sequence (one CUDA graph) also adds the tree's
+        leaf vectors times the learning rate to F and computes the next p and the training
+        loss, which the next ``rescore()`` returns without another pass: a tree then costs one
+        launch and one read of the node table and the loss.
+        """
         from ..grower import make_tree
 
         if params.fixed_pair is not None or params.vector or params.first_order:
@@ -459,27 +510,34 @@ class CudaBackend(Backend):
         J = int(params.max_leaves)
         t = self._table(J)
         rule_eq32 = params.pair_rule == "eq32"
-        key = (J, rule_eq32, int(params.min_samples_leaf), self.derive_siblings)
+        update = None
+        if learning_rate is not None:
+            update = (float(learning_rate), float(params.leaf_clip), float(params.value_scale))
+            if self._pending:
+                self._softmax()  # an earlier update_scores first
+        key = (J, rule_eq32, int(params.min_samples_leaf), self.derive_siblings, update)
         with self.cp.cuda.Device(self.device_id):
             if self.use_graph and self.profile is None:
                 graph = self._graphs.get(key)
                 if graph is None:
-                    graph = self._capture(t, *key)
+                    graph = self._capture(t, key)
                 if graph is not None:
                     graph.launch(stream=self.stream)
                 else:
-                    self._tree_launches(t, *key[:3])
+                    self._tree_launches(t, *key[:3], update=update)
             else:
-                self._tree_launches(t, *key[:3])
-            ints = t["ints"].get(stream=self.stream)  # the one read of the tree (synchronises)
-            dbls = t["dbls"].get(stream=self.stream)
-        M = t["M"]
+                self._tree_launches(t, *key[:3], update=update)
+            head = t["head"].get(stream=self.stream)  # the one read of the tree (synchronises)
+        M, n_head = t["M"], t["n_head"]
+        head_d, ints = head[:8 * n_head].view(np.float64), head[8 * n_head:].view(np.int32)
+        if update is not None:
+            self._fresh_loss = float(head_d[4 * M])
         nstart, nstop = ints[0:M].astype(np.int64), ints[M:2 * M].astype(np.int64)
         npair = ints[2 * M:4 * M].reshape(M, 2).astype(np.int64)
         nsplit = ints[4 * M:7 * M].reshape(M, 3)
         nchild = ints[7 * M:9 * M].reshape(M, 2)
-        nsum = dbls[0:3 * M].reshape(M, 3)
-        nfinal = dbls[3 * M:4 * M]
+        nsum = head_d[0:3 * M].reshape(M, 3)
+        nfinal = head_d[3 * M:4 * M]
         n_nodes = 1 + 2 * int(np.count_nonzero(nchild[:, 0] >= 0))
         split = nchild[:n_nodes, 0] >= 0
         feature = np.where(split, nsplit[:n_nodes, 0], -1)
@@ -491,13 +549,15 @@ class CudaBackend(Backend):
         leaf_ids = np.flatnonzero(tree.is_leaf)
         return tree, np.stack([nstart[leaf_ids], nstop[leaf_ids]], axis=1), leaf_ids
 
-    def _capture(self, t, max_leaves, rule_eq32, min_samples_leaf, derive):
+    def _capture(self, t, key):
         """The tree's launches as one CUDA graph (None where capture is not supported)."""
-        key = (max_leaves, rule_eq32, min_samples_leaf, derive)
+        max_leaves, rule_eq32, min_samples_leaf, _, update = key
+        if update is not None:
+            self._warm_mark_leaves()  # numba compiles on its first launch, which must not be captured
         try:
             self.stream.begin_capture()
             try:
-                self._tree_launches(t, max_leaves, rule_eq32, min_samples_leaf)
+                self._tree_launches(t, max_leaves, rule_eq32, min_samples_leaf, update=update)
             finally:
                 graph = self.stream.end_capture()
         except Exception:  # an old CuPy or driver: launch kernel by kernel
@@ -506,21 +566,49 @@ class CudaBackend(Backend):
         self._graphs[key] = graph
         return graph
 
+    def _warm_mark_leaves(self):
+        """Compile mark_leaves for int32 arrays (a launch over one empty segment)."""
+        from ._numba_kernels import mark_leaves
+
+        with self.stream:
+            empty = self.cp.zeros(1, dtype=self.cp.int32)
+            child = self.cp.full(2, -1, dtype=self.cp.int32)
+        views = [self.nb.as_cuda_array(a) for a in (self.leaf_of, self.rows, empty, empty, child)]
+        mark_leaves[(1, 1), 32, self.nb_stream](*views)
+
     # -- scores ------------------------------------------------------------------------------
     def set_scores(self, F):
         with self.cp.cuda.Device(self.device_id), self.stream:
             self.F[...] = self.cp.asarray(np.ascontiguousarray(F, dtype=np.float64))
-        return self.rescore(F)
+        self._pending = False  # F is replaced: a pending update is void
+        self._softmax()
+        return float(self.loss_d.get(stream=self.stream)[0])
 
     def rescore(self, F=None):
-        """p and 1 - p from the device's F; returns the training loss (reads one number)."""
-        n = self.n_rows
-        blocks = max(1, min(8 * self.n_sm, -(-n // 256)))
-        w = self.w if self.weighted else 0
-        self._launch(self.k.softmax_loss, (blocks,), (256,),
-                     (self.F, self.y, w, _i32(n), _i32(self.n_classes), self.p_d, self.pc_d, self.loss_rows,
-                      self.counters[5:6], self.loss_d))
+        """p and 1 - p from the device's F (after adding the pending leaf deltas of
+        ``update_scores``); returns the training loss (reads one number). After a fused
+        ``grow_tree`` they are computed already: its loss is returned."""
+        if self._fresh_loss is not None and not self._pending:
+            loss, self._fresh_loss = self._fresh_loss, None
+            return loss
+        self._softmax()
         return float(self.loss_d.get(stream=self.stream)[0])
+
+    def _softmax(self, steps=None, loss=None):
+        """One launch: F += the leaf vectors of each row's leaf (``steps``, or the pending
+        deltas of update_scores), then p, 1 - p and the loss on the device."""
+        n = self.n_rows
+        tile_rows = min(256, 2560 // self.n_classes)  # kernels/aoso.cu: SOFTMAX_TILE
+        blocks = max(1, min(8 * self.n_sm, -(-n // tile_rows)))
+        w = self.w if self.weighted else 0
+        if steps is None and self._pending:
+            steps = self._leaf_deltas
+        self._fresh_loss = None
+        self._launch(self.k.softmax_loss, (blocks,), (256,),
+                     (self.F, self.leaf_of, 0 if steps is None else steps, self.y, w, _i32(n),
+                      _i32(self.n_classes), self.p_d, self.pc_d, self.loss_rows, self.counters[5:6],
+                      self.loss_d if loss is None else loss))
+        self._pending = False
 
     @property
     def p(self):
@@ -536,32 +624,42 @@ class CudaBackend(Backend):
 
     def scores(self) -> np.ndarray:
         """The device's F, copied to the host."""
+        if self._pending:
+            self._softmax()
         return self.F.get(stream=self.stream)
 
     def update_scores(self, F, segments, deltas):
         """``F[rows of leaf j] += deltas[j]`` on the device's F (the host array F is not used:
-        the device holds the scores; ``scores()`` copies them back)."""
-        from ._numba_kernels import add_leaf_deltas
+        the device holds the scores; ``scores()`` copies them back).
+
+        The numba kernel ``mark_leaves`` records each row's leaf; the addition itself happens
+        in the next ``rescore`` (one pass over F that also computes p), or here first when an
+        earlier update is still pending."""
+        from ._numba_kernels import mark_leaves
 
         segments = np.asarray(segments, dtype=np.int64)
         n_leaves = segments.shape[0]
         if n_leaves == 0:
             return
+        if self._pending:
+            self._softmax()  # apply the earlier update before its buffers are overwritten
         if getattr(self, "_leaf_capacity", 0) < n_leaves:  # buffers and their numba views, kept
             cap = max(64, n_leaves)
             with self.stream:
                 self._leaf_start = self.cp.empty(cap, dtype=self.cp.int32)
                 self._leaf_stop = self.cp.empty(cap, dtype=self.cp.int32)
                 self._leaf_deltas = self.cp.empty((cap, self.n_classes))
-            self._leaf_views = [self.nb.as_cuda_array(a) for a in
-                                (self._leaf_start, self._leaf_stop, self._leaf_deltas)]
+                self._leaf_child = self.cp.full(2 * cap, -1, dtype=self.cp.int32)  # every segment a leaf
+            self._leaf_views = [self.nb.as_cuda_array(a) for a in (self._leaf_start, self._leaf_stop, self._leaf_child)]
             self._leaf_capacity = cap
         self._leaf_start[:n_leaves].set(segments[:, 0].astype(np.int32), stream=self.stream)
         self._leaf_stop[:n_leaves].set(segments[:, 1].astype(np.int32), stream=self.stream)
         self._leaf_deltas[:n_leaves].set(np.ascontiguousarray(deltas, dtype=np.float64), stream=self.stream)
         longest = int((segments[:, 1] - segments[:, 0]).max())
         blocks = max(1, min(4 * self.n_sm, -(-longest // 256)))
-        add_leaf_deltas[(blocks, n_leaves), 256, self.nb_stream](self._nb["F"], self._nb["rows"], *self._leaf_views)
+        mark_leaves[(blocks, n_leaves), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"],
+                                                               *self._leaf_views)
+        self._pending = True
 
     # -- the stages, one batch at a time (tests and the Python grower) ----------------------
     def reset_partition(self):
@@ -619,7 +717,7 @@ class CudaBackend(Backend):
         t, _ = self._stage_nodes([segment], [[r, 0]])
         batch = self.cp.asarray(np.zeros(1, np.int32))
         w = self.w if self.weighted else 0
-        self._launch(self.k.class_stats, (self.stat_blocks, 1), (STAT_THREADS,),
+        self._launch(self.k.class_stats[self.cpl], (self.stat_blocks, 1), (STAT_THREADS,),
                      (batch, t["ctrl"], _i32(1), self.rows, t["nstart"], t["nstop"], t["npair"], self.p_d, self.pc_d,
                       self.y, w, _i32(self.n_classes), _i32(self.KP), _i32(self.stat_stride), self.partials, 0,
                       _i32(0), _i32(1), t["nclass"], t["nS"], t["nsum"], t["nscale"], self.counters[0:2]))
@@ -627,7 +725,8 @@ class CudaBackend(Backend):
         part = self.partials[:self.stat_blocks * self.stat_stride].get(stream=self.stream).reshape(
             self.stat_blocks, self.stat_stride)
         C = np.zeros(K)
-        for b in range(self.stat_blocks):  # float64, in another fixed order than class_stats
+        active = max(1, min(self.stat_blocks, -(-int(segment[1] - segment[0]) // STAT_MIN_ROWS)))
+        for b in range(active):  # float64, in another fixed order than class_stats
             C += part[b, :K]
         return C
 
