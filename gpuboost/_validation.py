@@ -114,8 +114,8 @@ def _non_numeric(X) -> str | None:
 
 def to_host(array):
     """An array that lives on a GPU (CuPy, or anything with ``__cuda_array_interface__``) as a
-    NumPy array, copied once; anything else unchanged. (The CUDA backend, when it comes, will
-    use such arrays where they are.)"""
+    NumPy array, copied once; anything else unchanged. (Training and prediction on the GPU use
+    such arrays where they are: ``check_X_device``.)"""
     if not hasattr(array, "__cuda_array_interface__"):
         return array
     try:
@@ -126,6 +126,56 @@ def to_host(array):
             "or [cuda13]), or pass a NumPy array."
         ) from None
     return cupy.asnumpy(cupy.asarray(array))
+
+
+def on_gpu(array) -> bool:
+    """Whether ``array`` lives on a GPU (CuPy, or anything with ``__cuda_array_interface__``)."""
+    return hasattr(array, "__cuda_array_interface__")
+
+
+def like(X, index):
+    """``index`` (a NumPy mask or index array) where X lives: on X's GPU for a CuPy X."""
+    if on_gpu(X):
+        import cupy
+
+        return cupy.asarray(index)
+    return index
+
+
+def gpu_memory_error(needed: int, what: str) -> MemoryError:
+    """The MemoryError for a GPU allocation that failed (after freeing CuPy's cached blocks)."""
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+    free, total = cupy.cuda.runtime.memGetInfo()
+    return MemoryError(
+        f"The GPU ran out of memory: this needs about {needed / 2**30:.2f} GiB on the device {what} "
+        f"({free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB free). Train on fewer rows, use max_bins <= 255 "
+        "(one byte per value), free other GPU memory, or use device='cpu'."
+    )
+
+
+def check_X_device(est, X, reset: bool):
+    """X that lives on a GPU as a CuPy float64 (n_samples, n_features) array on that GPU,
+    checked there: no copy to the host (a float32 or integer X is converted on the device)."""
+    import cupy
+
+    X = cupy.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, shape (n_samples, n_features); got shape {X.shape}.")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric (bool, integer or float), got dtype {X.dtype}.")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X has shape {X.shape}; it needs at least one row and one feature.")
+    X = cupy.ascontiguousarray(X, dtype=cupy.float64)
+    if reset:
+        est.n_features_in_ = int(X.shape[1])
+        if hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+    elif X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input.")
+    return X
 
 
 def check_X(est, X, reset: bool) -> np.ndarray:

@@ -215,7 +215,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         device = resolve_device(self.device, self.algorithm)
         init = self._initial_model(init_model)
-        X = self._check_X(X, reset=True)
+        # a CuPy X for GPU training is checked and binned where it is (never copied to the host);
+        # y and the weights (one value per row) come to the host
+        gpu_input = device == "cuda" and _validation.on_gpu(X)
+        X = _validation.check_X_device(self, X, reset=True) if gpu_input else self._check_X(X, reset=True)
         y = _validation.to_host(y)
         indicator = _validation.label_indicator(y, self.algorithm)  # multi-label: an (n, L) 0/1 matrix
         if indicator is None:
@@ -227,7 +230,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             # a row of weight 0 contributes nothing: train exactly as if it were not there
             # (it would still count towards min_samples_leaf and the bin edges otherwise)
             kept = weight > 0
-            X, y, weight = X[kept], y[kept], weight[kept]
+            X, y, weight = X[_validation.like(X, kept)], y[kept], weight[kept]
         self.multilabel_ = indicator is not None
         if self.multilabel_:
             if eval_set is not None or self.early_stopping_rounds is not None:
@@ -236,6 +239,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 if self.device == "cuda":
                     raise ValueError("multi-label learning runs on the CPU in this version; use device='cpu' or 'auto'.")
                 device = "cpu"
+                X = _validation.to_host(X)
             indicator = np.asarray(y, dtype=bool)
             if self.algorithm != "adaboostmh" and not indicator.any(axis=1).all():
                 # the LogitBoost family's target eta = 1/|S_i| is undefined without labels
@@ -252,12 +256,28 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             self.classes_, y_codes = _validation.encode_labels(y)
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
+        if device == "cuda" and self.device == "auto":
+            from .backends.cuda import cuda_supports
+
+            if not cuda_supports(n_classes, self.max_bins):
+                device = "cpu"  # more classes or bins than the GPU kernels hold
+        on_cuda_backend = (device == "cuda" and self.algorithm not in ("klogitboost", "adaboostmh")
+                           and not self.multilabel_)
+        if not on_cuda_backend:
+            X = _validation.to_host(X)  # a GPU X for CPU training: copied once
         if init is not None:
             self._check_continuation(init, X.shape[1])
             self._bin_mapper = init._bin_mapper
-        else:
-            self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
-        codes = self._bin_mapper.transform(X)
+        try:
+            if init is None:
+                self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
+            codes = self._bin_mapper.transform(X)
+        except Exception as exc:  # the GPU's memory ran out while binning there
+            if not (_validation.on_gpu(X) and "OutOfMemory" in type(exc).__name__):
+                raise
+            raise _validation.gpu_memory_error(X.nbytes * 2, "to bin X") from None
+        n_rows = X.shape[0]
+        del X  # the codes are what training reads (on the GPU, X's device copy is freed here)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
@@ -267,11 +287,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                                    link={"klogitboost": "klogit", "adaboostmh": "exp"}.get(self.algorithm, "softmax"),
                                    labels=indicator if self.multilabel_ else None)
         else:
-            if device == "cuda" and self.device == "auto":
-                from .backends.cuda import cuda_supports
-
-                if not cuda_supports(n_classes, int(self._bin_mapper.n_bins_.max())):
-                    device = "cpu"  # more classes or bins than the GPU kernels hold
             backend = backend_class(device)(
                 codes, y_codes, weight, n_classes,
                 n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
@@ -292,7 +307,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.device_ = device
         self.trees_ = [] if init is None else list(init.trees_)
         self.train_loss_ = [] if init is None else list(init.train_loss_)
-        self.initial_loss_ = backend.set_scores(np.zeros((X.shape[0], n_classes)))
+        self.initial_loss_ = backend.set_scores(np.zeros((n_rows, n_classes)))
         self.eval_loss_, self.eval_error_ = [], []
         for callback in callbacks:
             callback.before_training(self)
@@ -307,7 +322,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         result = boost(
             backend,
-            n_rows=X.shape[0],
+            n_rows=n_rows,
             n_classes=n_classes,
             n_estimators=self.n_estimators,
             learning_rate=float(self.learning_rate),
@@ -429,7 +444,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     # -- predict -------------------------------------------------------------------------
     def _codes(self, X) -> np.ndarray:
+        """Bin codes of X: on the GPU (CuPy) for a GPU input where prediction runs on the GPU."""
         check_is_fitted(self, "trees_")
+        if _validation.on_gpu(X) and prediction_device(self.device_) == "cuda":
+            return self._bin_mapper.transform(_validation.check_X_device(self, X, reset=False))
         return self._bin_mapper.transform(self._check_X(X, reset=False))
 
     def _scores(self, X) -> np.ndarray:

@@ -75,3 +75,34 @@ def test_round_trip_through_dict():
     mapper = BinMapper(8).fit(X)
     again = BinMapper.from_dict(mapper.to_dict())
     np.testing.assert_array_equal(mapper.transform(X), again.transform(X))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("max_bins", [2, 7, 255])
+def test_sorted_edges_match_the_unique_based_edges(weighted, max_bins):
+    """The GPU's binning algorithm (sort, run ends, cumulative counts), run here with NumPy,
+    gives the host's edges: bit for bit without weights, to rounding with them."""
+    from gpuboost.binning import _feature_edges, _sorted_feature_edges
+
+    rng = np.random.default_rng(max_bins)
+    for trial in range(20):
+        n = int(rng.integers(1, 3000))
+        kind = trial % 4
+        if kind == 0:
+            column = rng.normal(size=n)
+        elif kind == 1:
+            column = rng.integers(0, 40, size=n).astype(np.float64)  # many ties, few distinct values
+        elif kind == 2:
+            column = np.round(rng.exponential(size=n), 2)
+            column[rng.uniform(size=n) < 0.2] = np.nan
+        else:
+            column = np.full(n, 3.0)
+            column[: n // 3] = np.inf
+            column[n // 3: n // 2] = -np.inf
+        weight = rng.uniform(0.1, 5.0, size=n) if weighted else np.ones(n)
+        expected = _feature_edges(column, weight, max_bins)
+        got = _sorted_feature_edges(np, column, weight if weighted else None, max_bins)
+        if weighted:
+            assert got.shape == expected.shape and np.allclose(got, expected, rtol=1e-12, atol=0), (trial, kind)
+        else:
+            assert np.array_equal(got, expected), (trial, kind)
