@@ -65,16 +65,6 @@ __device__ __forceinline__ double fixed_scale(double m, int bits) {
     return ldexp(1.0, shift);
 }
 
-// the blocks of a histogram launch that a node of n rows uses: one per HIST_MIN_ROWS rows, at
-// least one, at most the launch's (each block adds a contiguous range of ceil(n / active) rows,
-// and flushes its shared counters once, so small nodes use few blocks)
-constexpr int HIST_MIN_ROWS = 256;
-
-__device__ __forceinline__ int hist_active(int n, int blocks) {
-    const int want = (n + HIST_MIN_ROWS - 1) / HIST_MIN_ROWS;
-    return want < 1 ? 1 : (want < blocks ? want : blocks);
-}
-
 // ---------------------------------------------------------------------------------------------
 // tree bookkeeping
 
@@ -358,8 +348,7 @@ __device__ void finalize_node(int node, const double* cls, const double* C, int 
     // |w g| <= w |g_r| + w |g_s|; w h = w (h_r + h_s + 2 p_r p_s) <= 2 (w h_r + w h_s), since
     // p_r p_s <= min(p_r (1 - p_r), p_s (1 - p_s))
     const int n = nstop[node] - nstart[node];
-    const int active = hist_active(n, hist_blocks);
-    const int per_block = max(1, (n + active - 1) / active);
+    const int per_block = max(1, (n + hist_blocks - 1) / hist_blocks);
     int log_rows = 0;
     while ((1 << log_rows) < per_block) ++log_rows;
     const int bits = 30 - log_rows;
@@ -518,8 +507,7 @@ histogram(const int* __restrict__ batch, const int* __restrict__ ctrl, const int
     long long* out = hist + ((long long)slot * total_cells + cell0) * 3;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     __syncthreads();
-    const int active = hist_active(stop - start, gridDim.x);
-    const int per_block = (stop - start + active - 1) / active;
+    const int per_block = (stop - start + gridDim.x - 1) / gridDim.x;
     const int c0 = start + blockIdx.x * per_block, c1 = min(c0 + per_block, stop);
     if (c0 >= c1) return;  // block-uniform: this block has no rows of the node
     for (int j0 = c0 + warp * 32; j0 < c1; j0 += HIST_THREADS) {  // warp-uniform
@@ -638,52 +626,6 @@ __device__ __forceinline__ FeatureScan feature_totals(const long long* __restric
     return t;
 }
 
-// The inclusive prefix sums of a feature's bins, 32 * SCAN_CHUNK bins per round: lane l holds
-// bins b0 + l SCAN_CHUNK .. b0 + l SCAN_CHUNK + SCAN_CHUNK - 1, sums its own in order, and one
-// warp scan of the lanes' totals per channel gives every bin's prefix (exact integer sums, so
-// the order does not matter). Bins in order along (lane, q).
-constexpr int SCAN_CHUNK = 8;
-
-struct ChunkScan {
-    long long g[SCAN_CHUNK], h[SCAN_CHUNK], c[SCAN_CHUNK];
-    long long cg = 0, ch = 0, cc = 0;  // the sums of the bins of earlier rounds
-
-    __device__ __forceinline__ static int bin(int b0, int lane, int q) { return b0 + lane * SCAN_CHUNK + q; }
-
-    __device__ __forceinline__ void load(const long long* __restrict__ hf, int b0, int nb, int lane) {
-#pragma unroll
-        for (int q = 0; q < SCAN_CHUNK; ++q) {
-            const int b = bin(b0, lane, q);
-            const bool in = b < nb;
-            g[q] = in ? hf[3 * b] : 0;
-            h[q] = in ? hf[3 * b + 1] : 0;
-            c[q] = in ? hf[3 * b + 2] : 0;
-        }
-#pragma unroll
-        for (int q = 1; q < SCAN_CHUNK; ++q) {
-            g[q] += g[q - 1];
-            h[q] += h[q - 1];
-            c[q] += c[q - 1];
-        }
-        const long long eg = warp_inclusive_scan(g[SCAN_CHUNK - 1], lane) - g[SCAN_CHUNK - 1] + cg;
-        const long long eh = warp_inclusive_scan(h[SCAN_CHUNK - 1], lane) - h[SCAN_CHUNK - 1] + ch;
-        const long long ec = warp_inclusive_scan(c[SCAN_CHUNK - 1], lane) - c[SCAN_CHUNK - 1] + cc;
-#pragma unroll
-        for (int q = 0; q < SCAN_CHUNK; ++q) {
-            g[q] += eg;
-            h[q] += eh;
-            c[q] += ec;
-        }
-    }
-
-    // the running sums for the next round: the last lane's last prefix
-    __device__ __forceinline__ void advance() {
-        cg = __shfl_sync(0xffffffffu, g[SCAN_CHUNK - 1], 31);
-        ch = __shfl_sync(0xffffffffu, h[SCAN_CHUNK - 1], 31);
-        cc = __shfl_sync(0xffffffffu, c[SCAN_CHUNK - 1], 31);
-    }
-};
-
 // the gains of bin b's two candidates, given the inclusive prefix sums (lg, lh, lc) of bins 0..b
 __device__ __forceinline__ void candidate_gains(const FeatureScan& t, long long lg, long long lh, long long lc,
                                                 double sg, double shs, int min_samples_leaf, double parent,
@@ -735,20 +677,22 @@ split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, long lo
         const FeatureScan t = feature_totals(hf, n_codes, lane);
         const double parent = parent_term(t, sg, shs);
         const int nb = n_codes - 1;
-        ChunkScan scan;
+        long long cg = 0, ch = 0, cc = 0;  // sums of the bins of earlier rounds
         double best = -gb_inf();
-        for (int b0 = 0; b0 < nb; b0 += 32 * SCAN_CHUNK) {
-            scan.load(hf, b0, nb, lane);
-#pragma unroll
-            for (int q = 0; q < SCAN_CHUNK; ++q) {
-                if (scan.bin(b0, lane, q) < nb) {
-                    double gain0, gain1;
-                    candidate_gains(t, scan.g[q], scan.h[q], scan.c[q], sg, shs, min_samples_leaf, parent, gain0,
-                                    gain1);
-                    best = fmax(best, fmax(gain0, gain1));
-                }
+        for (int b0 = 0; b0 < nb; b0 += 32) {
+            const int b = b0 + lane;
+            const bool in = b < nb;
+            const long long lg = cg + warp_inclusive_scan(in ? hf[3 * b] : 0, lane);
+            const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
+            const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
+            if (in) {
+                double gain0, gain1;
+                candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+                best = fmax(best, fmax(gain0, gain1));
             }
-            scan.advance();
+            cg = __shfl_sync(0xffffffffu, lg, 31);
+            ch = __shfl_sync(0xffffffffu, lh, 31);
+            cc = __shfl_sync(0xffffffffu, lc, 31);
         }
         for (int off = 16; off > 0; off >>= 1) best = fmax(best, __shfl_xor_sync(0xffffffffu, best, off));
         if (lane == 0) fbest[(long long)slot * D + f] = best;
@@ -806,41 +750,34 @@ __device__ void pick_split(int slot, int node, long long* hist, int D, const int
             const double parent = parent_term(t, sg, shs);
             const double at_least = sh_top - SPLIT_TIE * fabs(sh_top);
             const int nb = n_codes - 1;
-            ChunkScan scan;
-            for (int b0 = 0; b0 < nb; b0 += 32 * SCAN_CHUNK) {
-                scan.load(hf, b0, nb, lane);
-                // this lane's first candidate in the tie (bins in order, missing right first)
-                int first_q = -1, dir = 0;
-                double gain = 0.0;
-#pragma unroll
-                for (int q = 0; q < SCAN_CHUNK; ++q) {
-                    double gain0 = -gb_inf(), gain1 = -gb_inf();
-                    if (scan.bin(b0, lane, q) < nb)
-                        candidate_gains(t, scan.g[q], scan.h[q], scan.c[q], sg, shs, min_samples_leaf, parent,
-                                        gain0, gain1);
-                    if (first_q < 0 && (gain0 >= at_least || gain1 >= at_least)) {
-                        first_q = q;
-                        dir = gain0 >= at_least ? 0 : 1;
-                        gain = dir == 0 ? gain0 : gain1;
-                    }
-                }
-                const unsigned hits = __ballot_sync(0xffffffffu, first_q >= 0);
+            long long cg = 0, ch = 0, cc = 0;
+            for (int b0 = 0; b0 < nb; b0 += 32) {
+                const int b = b0 + lane;
+                const bool in = b < nb;
+                const long long lg = cg + warp_inclusive_scan(in ? hf[3 * b] : 0, lane);
+                const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
+                const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
+                double gain0 = -gb_inf(), gain1 = -gb_inf();
+                if (in) candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+                const bool hit = gain0 >= at_least || gain1 >= at_least;
+                const unsigned hits = __ballot_sync(0xffffffffu, hit);
                 if (hits) {
-                    if (lane == __ffs(hits) - 1) {
-                        long long lc = 0;
-#pragma unroll
-                        for (int q = 0; q < SCAN_CHUNK; ++q)
-                            if (q == first_q) lc = scan.c[q];
+                    const int winner = __ffs(hits) - 1;
+                    if (lane == winner) {
+                        const int dir = gain0 >= at_least ? 0 : 1;
+                        const double gain = dir == 0 ? gain0 : gain1;
                         // no missing values in the node: unseen ones go to the larger side
                         const int missing_left = t.mc > 0 ? dir : (lc >= t.tc - lc);
                         ngain[node] = gain > 0.0 ? gain : -gb_inf();
                         nsplit[3 * node] = f;
-                        nsplit[3 * node + 1] = scan.bin(b0, lane, first_q);
+                        nsplit[3 * node + 1] = b;
                         nsplit[3 * node + 2] = missing_left;
                     }
                     break;
                 }
-                scan.advance();
+                cg = __shfl_sync(0xffffffffu, lg, 31);
+                ch = __shfl_sync(0xffffffffu, lh, 31);
+                cc = __shfl_sync(0xffffffffu, lc, 31);
             }
         }
     }

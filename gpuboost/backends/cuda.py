@@ -258,7 +258,7 @@ class CudaBackend(Backend):
                     self.counts = cupy.empty(max(1, -(-N // PART_THREADS)), dtype=cupy.int32)
                     sm = cupy.cuda.Device(self.device_id).attributes["MultiProcessorCount"]
                     self.n_sm = int(sm)
-                    self.stat_blocks = 2 * self.n_sm  # one wave (two blocks per SM)
+                    self.stat_blocks = 4 * self.n_sm
                     self.stat_stride = 4 * K + (K * K if K <= MERGED_MAX_K else 0)
                     self.partials = cupy.empty(2 * self.stat_blocks * self.stat_stride)
                     self.hist = cupy.zeros((2, self.total_cells, N_CHANNELS), dtype=cupy.int64)
