@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The checks of the CUDA backend that need an NVIDIA GPU, in one command (docs/gpu.md lists
+# which of them are still owed). Run from the repository root on a machine with a GPU, CuPy and
+# numba-cuda (XGBoost and LightGBM optional: a missing one is reported, not fatal):
+#
+#   GPUBOOST_DATA=/path/to/shared/data bash benchmarks/gpu_checks.sh OUTDIR
+#
+# Writes the logs and JSON files under OUTDIR (default gpu-checks/).
+set -uo pipefail
+out=${1:-gpu-checks}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+python=${PYTHON:-python3}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+# every GPU test (stages against NumPy, trees from the same F, determinism, fused update, GPU inputs, OOM)
+$python -m pytest -q tests/test_cuda.py tests/test_numba_kernels.py -p no:warnings 2>&1 | tee "$out/tests.log"
+# per-kernel device time (Nsight Compute), where ncu exists
+if command -v ncu > /dev/null; then
+    for data in covertype290k poker; do
+        ncu --clock-control none --profile-from-start off --metrics gpu__time_duration.sum --csv \
+            --log-file "$out/ncu-$data.csv" $python benchmarks/profile_kernels.py $data --trees 3 > /dev/null 2>&1
+        $python benchmarks/profile_kernels.py --summarise "$out/ncu-$data.csv" --trees 3 | tee "$out/kernels-$data.txt"
+    done
+fi
+# the benchmark: Covertype290k to 7000 trees (time to XGBoost-GPU's error at 1000 rounds,
+# measured), ten million poker hands, with the kernel breakdown
+$python benchmarks/bench_gpu.py covertype290k --trees 7000 --every 20 --breakdown \
+    --json "$out/covertype.json" 2>&1 | tee "$out/covertype.log"
+$python benchmarks/bench_gpu.py poker --trees 300 --every 50 --breakdown --lgb-rounds 10 --xgb-rounds 30 \
+    --json "$out/poker.json" 2>&1 | tee "$out/poker.log"
