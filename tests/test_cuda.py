@@ -110,6 +110,10 @@ def test_stages_against_numpy(case):
     ref.update_scores(F_ref, leaves, deltas)
     gpu.update_scores(None, leaves, deltas)
     assert np.array_equal(gpu.scores(), F_ref)
+    # segments that leave rows out: those rows keep their scores
+    ref.update_scores(F_ref, leaves[1:], deltas[1:])
+    gpu.update_scores(None, leaves[1:], deltas[1:])
+    assert np.array_equal(gpu.scores(), F_ref)
 
 
 def test_memory_pool_choice_is_reported():

@@ -648,13 +648,16 @@ class CudaBackend(Backend):
             with self.stream:
                 self._leaf_start = self.cp.empty(cap, dtype=self.cp.int32)
                 self._leaf_stop = self.cp.empty(cap, dtype=self.cp.int32)
-                self._leaf_deltas = self.cp.empty((cap, self.n_classes))
+                self._leaf_deltas = self.cp.empty((cap + 1, self.n_classes))  # + zeros for rows in no segment
                 self._leaf_child = self.cp.full(2 * cap, -1, dtype=self.cp.int32)  # every segment a leaf
             self._leaf_views = [self.nb.as_cuda_array(a) for a in (self._leaf_start, self._leaf_stop, self._leaf_child)]
             self._leaf_capacity = cap
         self._leaf_start[:n_leaves].set(segments[:, 0].astype(np.int32), stream=self.stream)
         self._leaf_stop[:n_leaves].set(segments[:, 1].astype(np.int32), stream=self.stream)
         self._leaf_deltas[:n_leaves].set(np.ascontiguousarray(deltas, dtype=np.float64), stream=self.stream)
+        with self.stream:  # a row in no segment keeps its F: it points at a row of zeros
+            self._leaf_deltas[n_leaves].fill(0.0)
+            self.leaf_of.fill(n_leaves)
         longest = int((segments[:, 1] - segments[:, 0]).max())
         blocks = max(1, min(4 * self.n_sm, -(-longest // 256)))
         mark_leaves[(blocks, n_leaves), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"],
