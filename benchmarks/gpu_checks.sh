@@ -21,6 +21,12 @@ if command -v ncu > /dev/null; then
             --log-file "$out/ncu-$data.csv" $python benchmarks/profile_kernels.py $data --trees 3 > /dev/null 2>&1
         $python benchmarks/profile_kernels.py --summarise "$out/ncu-$data.csv" --trees 3 | tee "$out/kernels-$data.txt"
     done
+    # what limits the class statistics and the histogram at the root of ten million rows (their
+    # first launches after the warm-up trees): throughput, occupancy, warp stall reasons
+    for kernel in class_stats histogram; do
+        ncu --clock-control none --profile-from-start off --set full -k "regex:$kernel" --launch-count 1 \
+            $python benchmarks/profile_kernels.py poker --trees 1 > "$out/ncu-full-$kernel.txt" 2>&1
+    done
 fi
 # the benchmark: Covertype290k to 7000 trees (time to XGBoost-GPU's error at 1000 rounds,
 # measured), ten million poker hands, with the kernel breakdown
