@@ -154,23 +154,28 @@ def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_t
 @njit(cache=True)
 def _pair_stat(i, r, s, p, pc, y):
     """Eqs (25), (26) for row i; s = -1: the single class r (g_ir, p_ir (1 - p_ir));
-    s = -2: LogitBoost's clipped working response (see losses.pair_statistics)."""
-    if s == -2:
-        h = p[i, r] * pc[i, r]
-        if y[i] == r:
-            z = 1.0 / p[i, r] if p[i, r] > 0.0 else np.inf
-        else:
-            z = -1.0 / pc[i, r] if pc[i, r] > 0.0 else -np.inf
-        return -h * min(max(z, -Z_MAX), Z_MAX), h
-    if s < 0:
-        g = -pc[i, r] if y[i] == r else p[i, r]
-        return g, p[i, r] * pc[i, r]
+    s = -2: LogitBoost's clipped working response (see losses.pair_statistics).
+
+    The pair case comes first and reads each value once: this runs for every row of every
+    node, and the branchy form it replaced was several times slower.
+    """
+    yi = y[i]
     p_r = p[i, r]
-    p_s = p[i, s]
-    g_r = -pc[i, r] if y[i] == r else p_r
-    g_s = -pc[i, s] if y[i] == s else p_s
-    h = p_r * pc[i, r] + p_s * pc[i, s] + 2.0 * p_r * p_s
-    return g_r - g_s, h
+    pc_r = pc[i, r]
+    if s >= 0:
+        p_s = p[i, s]
+        pc_s = pc[i, s]
+        g_r = -pc_r if yi == r else p_r
+        g_s = -pc_s if yi == s else p_s
+        return g_r - g_s, p_r * pc_r + p_s * pc_s + 2.0 * p_r * p_s
+    if s == -1:
+        return (-pc_r if yi == r else p_r), p_r * pc_r
+    h = p_r * pc_r
+    if yi == r:
+        z = 1.0 / p_r if p_r > 0.0 else np.inf
+    else:
+        z = -1.0 / pc_r if pc_r > 0.0 else -np.inf
+    return -h * min(max(z, -Z_MAX), Z_MAX), h
 
 
 @njit(cache=True)
@@ -259,63 +264,18 @@ def _gain(GL, HL, GR, HR, parent):
 
 
 @njit(cache=True)
-def _scan_splits(hist, min_samples_leaf, parent, prefix, suffix, first_at_least):
-    """Scan every candidate (feature, bin, missing right then left) in order.
-
-    first_at_least = nan: return the largest gain; else the first candidate whose gain is at
-    least first_at_least. Returns (gain, feature, bin, direction).
-    """
-    D, W, _ = hist.shape
-    nb = W - 1  # value bins; code nb holds the missing values
-    find_max = np.isnan(first_at_least)
-    best_gain = -np.inf
-    for f in range(D):
-        for c in range(3):
-            acc = 0.0
-            for b in range(nb):
-                acc += hist[f, b, c]
-                prefix[b, c] = acc
-            acc = 0.0
-            suffix[nb - 1, c] = 0.0
-            for b in range(nb - 1, 0, -1):
-                acc += hist[f, b, c]
-                suffix[b - 1, c] = acc
-        mg = hist[f, nb, GRAD]
-        mh = hist[f, nb, HESS]
-        mc = hist[f, nb, COUNT]
-        for b in range(nb):
-            for direction in range(2):
-                if direction == 0:  # missing values right
-                    lc = prefix[b, COUNT]
-                    rc = suffix[b, COUNT] + mc
-                    if lc < min_samples_leaf or rc < min_samples_leaf:
-                        continue
-                    gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh,
-                                 parent)
-                else:  # missing values left
-                    if mc == 0:  # this feature has no missing values in the node
-                        continue
-                    lc = prefix[b, COUNT] + mc
-                    rc = suffix[b, COUNT]
-                    if lc < min_samples_leaf or rc < min_samples_leaf:
-                        continue
-                    gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS],
-                                 parent)
-                if find_max:
-                    if gain > best_gain:
-                        best_gain = gain
-                elif gain >= first_at_least:
-                    return gain, f, b, direction
-    return best_gain, 0, 0, 0
-
-
-@njit(cache=True)
-def best_split(hist, min_samples_leaf, sums, prefix, suffix):
+def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at):
     """Best split of one node by eq (30), as backends.numpy.best_splits does it.
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
-    shape (n_codes, 3). Returns (gain, feature, bin, missing_left); gain -inf when no split.
-    Gains within SPLIT_TIE (relative) of the largest are ties: the first candidate wins.
+    shape (n_codes, 3); cand_gain (float64) and cand_at (int64) of length >= 2 D (n_codes - 1).
+    Returns (gain, feature, bin, missing_left); gain -inf when no split. Gains within
+    SPLIT_TIE (relative) of the largest are ties: the first candidate wins.
+
+    Candidates are scanned once, in the reference's order (feature, bin, missing right then
+    left), and their gains stored for the tie rule. A value bin b > 0 that holds no row of the
+    node is skipped: its prefix and suffix sums are those of bin b - 1 (adding an empty bin
+    adds 0.0), so its gains equal the earlier candidate's and can never be the first best.
     """
     D, W, _ = hist.shape
     nb = W - 1
@@ -328,11 +288,72 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix):
     H = sums[HESS]
     n = sums[COUNT]
     parent = G * G / (2.0 * _hguard(H))
-    top, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, prefix, suffix, np.nan)
+    top = -np.inf
+    m = 0
+    for f in range(D):
+        acc_g = 0.0
+        acc_h = 0.0
+        acc_c = 0.0
+        for b in range(nb):
+            acc_g += hist[f, b, GRAD]
+            acc_h += hist[f, b, HESS]
+            acc_c += hist[f, b, COUNT]
+            prefix[b, GRAD] = acc_g
+            prefix[b, HESS] = acc_h
+            prefix[b, COUNT] = acc_c
+        acc_g = 0.0
+        acc_h = 0.0
+        acc_c = 0.0
+        suffix[nb - 1, GRAD] = 0.0
+        suffix[nb - 1, HESS] = 0.0
+        suffix[nb - 1, COUNT] = 0.0
+        for b in range(nb - 1, 0, -1):
+            acc_g += hist[f, b, GRAD]
+            acc_h += hist[f, b, HESS]
+            acc_c += hist[f, b, COUNT]
+            suffix[b - 1, GRAD] = acc_g
+            suffix[b - 1, HESS] = acc_h
+            suffix[b - 1, COUNT] = acc_c
+        mg = hist[f, nb, GRAD]
+        mh = hist[f, nb, HESS]
+        mc = hist[f, nb, COUNT]
+        for b in range(nb):
+            if b > 0 and hist[f, b, COUNT] == 0.0:
+                continue
+            # missing values right
+            gain = -np.inf
+            if prefix[b, COUNT] >= min_samples_leaf and suffix[b, COUNT] + mc >= min_samples_leaf:
+                gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh,
+                             parent)
+            cand_gain[m] = gain
+            cand_at[m] = (f * nb + b) * 2
+            m += 1
+            if gain > top:
+                top = gain
+            if mc == 0:  # this feature has no missing values in the node: no missing-left candidate
+                continue
+            gain = -np.inf
+            if prefix[b, COUNT] + mc >= min_samples_leaf and suffix[b, COUNT] >= min_samples_leaf:
+                gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS],
+                             parent)
+            cand_gain[m] = gain
+            cand_at[m] = (f * nb + b) * 2 + 1
+            m += 1
+            if gain > top:
+                top = gain
     if not np.isfinite(top):
         return top, 0, 0, False
-    best_gain, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, prefix, suffix,
-                                                       top - SPLIT_TIE * abs(top))
+    threshold = top - SPLIT_TIE * abs(top)
+    at = 0
+    best_gain = top
+    for j in range(m):
+        if cand_gain[j] >= threshold:
+            best_gain = cand_gain[j]
+            at = cand_at[j]
+            break
+    best_dir = at % 2
+    best_b = (at // 2) % nb
+    best_f = at // 2 // nb
     if hist[best_f, nb, COUNT] > 0:  # the chosen feature has missing values in the node
         missing_left = best_dir == 1
     else:
@@ -403,6 +424,8 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
     hist = np.empty((D, n_codes, 3))
     prefix = np.empty((n_codes, 3))
     suffix = np.empty((n_codes, 3))
+    cand_gain = np.empty(2 * D * n_codes)
+    cand_at = np.empty(2 * D * n_codes, np.int64)
     G = np.empty(K)
     Hd = np.empty(K)
     C = np.empty(K)
@@ -431,7 +454,7 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
             if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
                 node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, first_order,
                                hist, gh, n_threads)
-                g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix)
+                g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix, cand_gain, cand_at)
                 if g > 0.0:
                     split_gain[node] = g
                     feature[node] = f

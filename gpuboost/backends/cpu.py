@@ -80,8 +80,11 @@ class CpuBackend(Backend):
         out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
                          missing_left=np.empty(n, bool), sums=np.empty((n, N_CHANNELS)))
         prefix, suffix = np.empty((self.n_codes, 3)), np.empty((self.n_codes, 3))
+        cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
+        cand_at = np.empty(cand_gain.shape[0], np.int64)
         for j in range(n):
-            found = kernels.best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), out.sums[j], prefix, suffix)
+            found = kernels.best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), out.sums[j], prefix,
+                                       suffix, cand_gain, cand_at)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
