@@ -23,49 +23,79 @@ Z_MAX = 4.0  # as losses.Z_MAX
 
 #: Below this many (row, feature) or (row, class) cells a node's sums run on one thread:
 #: starting the thread pool costs more than it saves.
-PARALLEL_CELLS = 1 << 20
+PARALLEL_CELLS = 1 << 14
 
 
 @njit(cache=True)
-def shifted_scores(F, out):
-    """out = F - rowmax(F): what exp is taken of (NumPy's row max over a short axis is slow)."""
+def exponent_arguments(F, F_last, row_max, top, scored, values, at):
+    """The arguments of the exponentials that changed since the last scoring; returns their count.
+
+    ``E = exp(F - rowmax(F))`` is kept between iterations. An AOSO tree changes two classes
+    of a row, so most of E stays valid: a row whose max is unchanged needs exp only where its
+    F changed, any other row all of its exponentials. values[:count] gets F - rowmax at those
+    places, at[:count] their flat index i K + k (for ``np.exp`` and ``softmax_from_exponentials``).
+    F_last and row_max (the F and row maxima of the last scoring) are brought up to date, and
+    top[i] is set to the first largest score's class; scored False: nothing was scored yet,
+    every exponential is new.
+
+    Exponentials that are kept are the very values a full recomputation would give, since
+    their arguments are bit for bit the same.
+    """
     n, K = F.shape
+    count = 0
     for i in range(n):
         m = F[i, 0]
+        t = 0
         for k in range(1, K):
             if F[i, k] > m:
                 m = F[i, k]
-        for k in range(K):
-            out[i, k] = F[i, k] - m
+                t = k
+        top[i] = t
+        if not scored or m != row_max[i]:
+            for k in range(K):
+                values[count] = F[i, k] - m
+                at[count] = i * K + k
+                count += 1
+                F_last[i, k] = F[i, k]
+        else:
+            for k in range(K):
+                if F[i, k] != F_last[i, k]:
+                    values[count] = F[i, k] - m
+                    at[count] = i * K + k
+                    count += 1
+                    F_last[i, k] = F[i, k]
+        row_max[i] = m
+    return count
 
 
 @njit(cache=True)
-def softmax_from_exponentials(F, E, y, w, weighted, p, pc):
-    """p = softmax(F) and pc = 1 - p (see losses.softmax_with_loss); returns the loss.
+def softmax_from_exponentials(F, E, values, at, count, y, p, pc, top, rest, margin):
+    """p = softmax(F), pc = 1 - p (see losses.softmax_with_loss), after E.flat[at] = values.
 
-    E holds exp(F - rowmax), computed by NumPy's vectorised exp (several times faster than a
-    scalar exp here, and the same values as the reference's).
+    values[:count] hold the new exponentials (computed by NumPy's vectorised exp, several
+    times faster than a scalar exp here, and the same values as the reference's); top as
+    exponent_arguments leaves it. Fills, per row, rest (the sum of the other exponentials) and margin
+    (F_top - F_y): the loss is margin + log1p(rest), summed by the caller with NumPy's
+    log1p and sum, as the reference does.
     """
     n, K = F.shape
-    total = 0.0
+    flat = E.reshape(n * K)
+    for j in range(count):
+        flat[at[j]] = values[j]
     for i in range(n):
-        top = 0
-        for k in range(1, K):
-            if F[i, k] > F[i, top]:
-                top = k
-        rest = 0.0
+        t = top[i]
+        r = 0.0
         for k in range(K):
-            if k != top:
-                rest += E[i, k]
-        norm = 1.0 + rest
+            if k != t:
+                r += E[i, k]
+        norm = 1.0 + r
         for k in range(K):
             p[i, k] = E[i, k] / norm
             pc[i, k] = 1.0 - p[i, k]
-        p[i, top] = 1.0 / norm
-        pc[i, top] = rest / norm
-        loss = (F[i, top] - F[i, y[i]]) + np.log1p(rest)
-        total += loss * w[i] if weighted else loss
-    return total
+        p[i, t] = 1.0 / norm
+        pc[i, t] = r / norm
+        rest[i] = r
+        margin[i] = F[i, t] - F[i, y[i]]
 
 
 @njit(cache=True)
@@ -78,31 +108,46 @@ def _argmax_first(values):
 
 
 @njit(cache=True)
-def _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, k_lo, k_hi):
+def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, k_lo, k_hi):
+    # pc is 1 - p (as set_scores computes it) but at the row's top class: reading p and one
+    # value of pc per row halves the memory traffic of this pass, which is what it costs.
+    # Unweighted rows skip the multiplication by 1.0 (exact either way).
     for j in range(start, stop):
         i = rows[j]
-        wi = w[i] if weighted else 1.0
-        for k in range(k_lo, k_hi):
-            g = -pc[i, k] if y[i] == k else p[i, k]
-            G[k] += wi * g
-            Hd[k] += wi * (p[i, k] * pc[i, k])
+        yi = y[i]
+        ti = top[i]
+        pct = pc[i, ti]
+        if weighted:
+            wi = w[i]
+            for k in range(k_lo, k_hi):
+                a = p[i, k]
+                b = pct if k == ti else 1.0 - a
+                G[k] += wi * (-b if k == yi else a)
+                Hd[k] += wi * (a * b)
+        else:
+            for k in range(k_lo, k_hi):
+                a = p[i, k]
+                b = pct if k == ti else 1.0 - a
+                G[k] += -b if k == yi else a
+                Hd[k] += a * b
 
 
 @njit(cache=True)
 def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
     for j in range(start, stop):
         i = rows[j]
-        pr = (w[i] if weighted else 1.0) * p[i, r]
+        pr = w[i] * p[i, r] if weighted else p[i, r]
         for k in range(k_lo, k_hi):
             C[k] += pr * p[i, k]
 
 
 @njit(cache=True, parallel=True)
-def _class_sums_parallel(rows, start, stop, p, pc, y, w, weighted, G, Hd, n_blocks):
+def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks):
     # threads own disjoint class blocks: each class is still summed in row order
     K = p.shape[1]
     for block in prange(n_blocks):
-        _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, block * K // n_blocks, (block + 1) * K // n_blocks)
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, block * K // n_blocks,
+                    (block + 1) * K // n_blocks)
 
 
 @njit(cache=True, parallel=True)
@@ -113,34 +158,27 @@ def _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks):
 
 
 @njit(cache=True)
-def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_threads):
-    """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
-
-    G, Hd, C are scratch arrays of length K.
-    """
-    K = p.shape[1]
-    parallel = n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS
-    n_blocks = min(n_threads, K)
-    G[:] = 0.0
-    Hd[:] = 0.0
-    if parallel:
-        _class_sums_parallel(rows, start, stop, p, pc, y, w, weighted, G, Hd, n_blocks)
-    else:
-        _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, 0, K)
+def pick_r(G):
+    """The node's first class r: the largest -G_k (the first of equals)."""
     r = 0
-    for k in range(1, K):
+    for k in range(1, G.shape[0]):
         if -G[k] > -G[r]:
             r = k
+    return r
+
+
+@njit(cache=True)
+def pick_s(G, Hd, C, r, rule_eq32):
+    """The node's second class s given r: eq (33) from the cross sums C_rk, or eq (32).
+
+    C is overwritten by the scores.
+    """
+    K = G.shape[0]
     score = C  # reuse the scratch: C_rk first, then the score
     if rule_eq32:
         for k in range(K):
             score[k] = G[k]
     else:
-        C[:] = 0.0
-        if parallel:
-            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks)
-        else:
-            _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
         for k in range(K):
             den = Hd[r] + Hd[k] + 2.0 * C[k]
             if den == 0.0:
@@ -148,7 +186,32 @@ def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_t
             diff = G[r] - G[k]
             score[k] = diff * diff / den
     score[r] = -np.inf
-    return r, _argmax_first(score)
+    return _argmax_first(score)
+
+
+@njit(cache=True)
+def node_pair(rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, n_threads):
+    """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
+
+    G, Hd, C are scratch arrays of length K; p, pc, top as set_scores leaves them.
+    """
+    K = p.shape[1]
+    parallel = n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS
+    n_blocks = min(n_threads, K)
+    G[:] = 0.0
+    Hd[:] = 0.0
+    if parallel:
+        _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks)
+    else:
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, 0, K)
+    r = pick_r(G)
+    C[:] = 0.0
+    if not rule_eq32:
+        if parallel:
+            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks)
+        else:
+            _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
+    return r, pick_s(G, Hd, C, r, rule_eq32)
 
 
 @njit(cache=True)
@@ -386,120 +449,24 @@ def partition(rows, start, stop, codes, feature, bin_, missing_left, missing_cod
 
 @njit(cache=True)
 def update_scores(F, rows, seg_start, seg_stop, deltas):
-    """F[rows of leaf j] += deltas[j] for each leaf segment."""
+    """F[rows of leaf j] += deltas[j] for each leaf segment.
+
+    Only the nonzero entries of a leaf's vector are added (an AOSO leaf changes two classes):
+    adding 0.0 would leave F as it is (F is never -0.0).
+    """
     K = F.shape[1]
+    classes = np.empty(K, np.int64)
     for j in range(seg_start.shape[0]):
+        n_nonzero = 0
+        for k in range(K):
+            if deltas[j, k] != 0.0:
+                classes[n_nonzero] = k
+                n_nonzero += 1
         for q in range(seg_start[j], seg_stop[j]):
             i = rows[q]
-            for k in range(K):
+            for m in range(n_nonzero):
+                k = classes[m]
                 F[i, k] += deltas[j, k]
-
-
-@njit(cache=True)
-def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_samples_leaf,
-              rule_eq32, n_threads, fixed_r, fixed_s, first_order):
-    """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
-
-    fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
-
-    Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
-    node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
-    """
-    N, D = codes.shape
-    K = p.shape[1]
-    missing_code = n_codes - 1
-    max_nodes = 2 * max_leaves - 1
-    start = np.zeros(max_nodes, np.int64)
-    stop = np.zeros(max_nodes, np.int64)
-    pair = np.zeros((max_nodes, 2), np.int64)
-    sums = np.zeros((max_nodes, 3))
-    gain = np.full(max_nodes, -np.inf)
-    feature = np.full(max_nodes, -1, np.int64)
-    bin_ = np.full(max_nodes, -1, np.int64)
-    missing_left = np.zeros(max_nodes, np.bool_)
-    left = np.full(max_nodes, -1, np.int64)
-    right = np.full(max_nodes, -1, np.int64)
-    split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
-
-    hist = np.empty((D, n_codes, 3))
-    prefix = np.empty((n_codes, 3))
-    suffix = np.empty((n_codes, 3))
-    cand_gain = np.empty(2 * D * n_codes)
-    cand_at = np.empty(2 * D * n_codes, np.int64)
-    G = np.empty(K)
-    Hd = np.empty(K)
-    C = np.empty(K)
-    scratch = np.empty(N, rows.dtype)
-    gh = np.empty((N, 2))
-
-    for j in range(N):
-        rows[j] = j
-    start[0] = 0
-    stop[0] = N
-    n_nodes = 1
-    n_leaves = 1
-    # evaluate the root
-    todo_first = 0
-    todo_last = 1
-    while True:
-        can_grow = n_leaves < max_leaves
-        for node in range(todo_first, todo_last):
-            if fixed_r < 0:
-                r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C,
-                                 n_threads)
-            else:
-                r, s = fixed_r, fixed_s
-            pair[node, 0] = r
-            pair[node, 1] = s
-            if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
-                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, first_order,
-                               hist, gh, n_threads)
-                g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix, cand_gain, cand_at)
-                if g > 0.0:
-                    split_gain[node] = g
-                    feature[node] = f
-                    bin_[node] = b
-                    missing_left[node] = ml
-            else:
-                node_sums(rows, start[node], stop[node], r, s, p, pc, y, w, weighted, sums[node])
-        if n_leaves >= max_leaves:
-            break
-        # the open leaf with the largest gain; ties: the lowest node id
-        best = -1
-        for node in range(n_nodes):
-            if split_gain[node] > 0.0 and (best < 0 or split_gain[node] > split_gain[best]):
-                best = node
-        if best < 0:
-            break
-        gain[best] = split_gain[best]
-        split_gain[best] = -np.inf
-        n_left = partition(rows, start[best], stop[best], codes, feature[best], bin_[best],
-                           missing_left[best], missing_code, scratch)
-        lo = n_nodes
-        start[lo] = start[best]
-        stop[lo] = start[best] + n_left
-        start[lo + 1] = start[best] + n_left
-        stop[lo + 1] = stop[best]
-        left[best] = lo
-        right[best] = lo + 1
-        n_nodes += 2
-        n_leaves += 1
-        todo_first = lo
-        todo_last = lo + 2
-    if first_order:  # the histograms summed weights: the values need the Hessian sums
-        for node in range(n_nodes):
-            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
-                      sums[node])
-    # nodes that stayed leaves carry no split
-    for node in range(n_nodes):
-        if left[node] < 0:
-            feature[node] = -1
-            bin_[node] = -1
-            missing_left[node] = False
-            gain[node] = 0.0
-    return (n_nodes, start[:n_nodes], stop[:n_nodes], pair[:n_nodes], sums[:n_nodes],
-            gain[:n_nodes], feature[:n_nodes], bin_[:n_nodes], missing_left[:n_nodes],
-            left[:n_nodes], right[:n_nodes])
 
 
 @njit(cache=True)
@@ -512,3 +479,37 @@ def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, ou
             go_left = missing_left[node] if c == missing_code else c <= bin_[node]
             node = left[node] if go_left else right[node]
         out[i] = node
+
+
+#: Trees added to a block of rows before the next block of trees: the block's nodes stay in
+#: cache while every row walks them.
+TREE_BLOCK = 64
+
+
+@njit(cache=True, parallel=True)
+def add_trees(F, codes, missing_code, feature, bin_, missing_left, left, right, leaf_start, classes, steps,
+              node_offset, n_blocks):
+    """F[i] += the step vector of row i's leaf, for every tree of an ensemble, tree by tree.
+
+    The trees are concatenated: tree t's nodes are node_offset[t]:node_offset[t + 1] (child
+    ids local to the tree). Node j's step vector (learning_rate x its node vector) is sparse:
+    steps[leaf_start[j]:leaf_start[j + 1]] at classes[...] (zero elsewhere: adding 0.0 would
+    change nothing). Each score gets one addition per tree, in tree order, as in
+    Backend.add_trees; rows are independent, so n_blocks (the threads' row blocks) changes
+    nothing in the result.
+    """
+    n, K = F.shape
+    n_trees = node_offset.shape[0] - 1
+    for t0 in range(0, n_trees, TREE_BLOCK):
+        t1 = min(n_trees, t0 + TREE_BLOCK)
+        for block in prange(n_blocks):
+            for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
+                for t in range(t0, t1):
+                    base = node_offset[t]
+                    at = base
+                    while feature[at] >= 0:
+                        c = codes[i, feature[at]]
+                        go_left = missing_left[at] if c == missing_code else c <= bin_[at]
+                        at = base + (left[at] if go_left else right[at])
+                    for q in range(leaf_start[at], leaf_start[at + 1]):
+                        F[i, classes[q]] += steps[q]
