@@ -13,7 +13,6 @@ import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
-from . import _numba_grow
 from .base import N_CHANNELS, Backend, SplitBatch
 
 __all__ = ["CpuBackend"]
@@ -153,7 +152,7 @@ class CpuBackend(Backend):
         previous = numba.get_num_threads()
         numba.set_num_threads(self.n_threads)
         try:
-            (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = _numba_grow.grow_tree(
+            (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
                 self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
