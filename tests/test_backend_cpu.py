@@ -148,3 +148,54 @@ def test_thread_count_does_not_change_the_model(tmp_path):
         del content["checksum"]  # it covers the parameters too
         files.append(json.dumps(content))
     assert files[0] == files[1]  # the same model, but for the parameter itself
+
+
+def test_incremental_scores_are_the_full_ones():
+    # set_scores recomputes only the exponentials whose argument changed: after sparse updates
+    # (a leaf changes 2 classes), an update that moves a row's maximum, and an edit of F made
+    # outside update_scores, p, pc and the loss are still the reference's, bit for bit
+    rng = np.random.default_rng(21)
+    n, k = 500, 7
+    codes = rng.integers(0, 8, size=(n, 3)).astype(np.uint8)
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.5, 2.0, size=n)
+    ref = NumpyBackend(codes, y, w, k, n_bins=8, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=8, missing_code=255)
+    F = np.zeros((n, k))
+    assert ref.set_scores(F) == fast.set_scores(F)
+    segments = np.array([[0, 200], [200, 420], [420, n]])
+    for step in range(6):
+        deltas = np.zeros((3, k))
+        for j in range(3):
+            r, s = rng.choice(k, size=2, replace=False)
+            deltas[j, r], deltas[j, s] = rng.normal(scale=3.0), -rng.normal(scale=3.0)
+        Fa, Fb = F.copy(), F
+        ref.update_scores(Fa, segments, deltas)
+        fast.update_scores(Fb, segments, deltas)
+        np.testing.assert_array_equal(Fa, Fb)
+        if step == 3:
+            Fb[7] = rng.normal(size=k)  # outside update_scores
+        assert ref.set_scores(Fb) == fast.set_scores(Fb)
+        np.testing.assert_array_equal(ref.p, fast.p)
+        np.testing.assert_array_equal(ref.pc, fast.pc)
+        np.testing.assert_array_equal(fast.top, np.argmax(Fb, axis=1))
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "logitboost"])
+def test_ensemble_prediction_matches_tree_by_tree(algorithm):
+    # CpuBackend.add_trees walks the whole ensemble in one compiled call, with sparse steps;
+    # the reference adds each tree's dense vectors in Python: the same scores, bit for bit
+    from gpuboost import BoostClassifier
+    from gpuboost.backends.base import Backend
+
+    rng = np.random.default_rng(22)
+    X = rng.normal(size=(300, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.digitize(X[:, 0] + X[:, 1], [-1, 0, 1])
+    model = BoostClassifier(n_estimators=15, max_leaves=6, algorithm=algorithm).fit(X, y)
+    codes = model._bin_mapper.transform(X)
+    missing = model._bin_mapper.missing_bin
+    F_ref, F_fast = np.zeros((300, 4)), np.zeros((300, 4))
+    Backend.add_trees.__func__(NumpyBackend, F_ref, model.trees_, codes, missing, 0.1)
+    CpuBackend.add_trees(F_fast, model.trees_, codes, missing, 0.1)
+    np.testing.assert_array_equal(F_ref, F_fast)

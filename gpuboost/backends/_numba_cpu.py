@@ -5,6 +5,10 @@ every kernel to its NumPy twin; ``grow_tree`` composes them and runs the grower'
 logic for a whole tree in one compiled call (Python overhead per node would otherwise
 dominate small data).
 
+The kernels that call each other live in this one file: numba's on-disk cache (``cache=True``)
+is keyed on the defining file, so a caller in another file would keep a stale copy of a
+changed callee (or of a changed constant such as PARALLEL_CELLS).
+
 Arithmetic notes. Sums are float64 and sequential in row order within a node, so the result
 does not depend on the number of threads. Histograms are laid out like the reference's:
 ``hist[feature, code, channel]``, the missing code last, channels (w g, w h, count).
@@ -22,50 +26,83 @@ SPLIT_TIE = 1e-10  # as losses.SPLIT_TIE
 Z_MAX = 4.0  # as losses.Z_MAX
 
 #: Below this many (row, feature) or (row, class) cells a node's sums run on one thread:
-#: starting the thread pool costs more than it saves.
+#: starting the thread pool costs more than it saves. Measured on the 2-core machine
+#: (2026-11-23): with 2^14 or 2^18, AOSO trees on pendigits and letter took 2-4x longer with
+#: 2 threads than with 1 (waking the pool for every pass of every node), so small data stays
+#: on one thread.
 PARALLEL_CELLS = 1 << 20
 
 
 @njit(cache=True)
-def shifted_scores(F, out):
-    """out = F - rowmax(F): what exp is taken of (NumPy's row max over a short axis is slow)."""
+def exponent_arguments(F, F_last, row_max, top, scored, values, at):
+    """The arguments of the exponentials that changed since the last scoring; returns their count.
+
+    ``E = exp(F - rowmax(F))`` is kept between iterations. An AOSO tree changes two classes
+    of a row, so most of E stays valid: a row whose max is unchanged needs exp only where its
+    F changed, any other row all of its exponentials. values[:count] gets F - rowmax at those
+    places, at[:count] their flat index i K + k (for ``np.exp`` and ``softmax_from_exponentials``).
+    F_last and row_max (the F and row maxima of the last scoring) are brought up to date, and
+    top[i] is set to the first largest score's class; scored False: nothing was scored yet,
+    every exponential is new.
+
+    Exponentials that are kept are the very values a full recomputation would give, since
+    their arguments are bit for bit the same.
+    """
     n, K = F.shape
+    count = 0
     for i in range(n):
         m = F[i, 0]
+        t = 0
         for k in range(1, K):
             if F[i, k] > m:
                 m = F[i, k]
-        for k in range(K):
-            out[i, k] = F[i, k] - m
+                t = k
+        top[i] = t
+        if not scored or m != row_max[i]:
+            for k in range(K):
+                values[count] = F[i, k] - m
+                at[count] = i * K + k
+                count += 1
+                F_last[i, k] = F[i, k]
+        else:
+            for k in range(K):
+                if F[i, k] != F_last[i, k]:
+                    values[count] = F[i, k] - m
+                    at[count] = i * K + k
+                    count += 1
+                    F_last[i, k] = F[i, k]
+        row_max[i] = m
+    return count
 
 
 @njit(cache=True)
-def softmax_from_exponentials(F, E, y, w, weighted, p, pc):
-    """p = softmax(F) and pc = 1 - p (see losses.softmax_with_loss); returns the loss.
+def softmax_from_exponentials(F, E, values, at, count, y, p, pc, top, rest, margin):
+    """p = softmax(F), pc = 1 - p (see losses.softmax_with_loss), after E.flat[at] = values.
 
-    E holds exp(F - rowmax), computed by NumPy's vectorised exp (several times faster than a
-    scalar exp here, and the same values as the reference's).
+    values[:count] hold the new exponentials (computed by NumPy's vectorised exp, several
+    times faster than a scalar exp here, and the same values as the reference's); top as
+    exponent_arguments leaves it. Fills, per row, rest (the sum of the other exponentials) and margin
+    (F_top - F_y): the loss is margin + log1p(rest), summed by the caller with NumPy's
+    log1p and sum, as the reference does.
     """
     n, K = F.shape
-    total = 0.0
+    flat = E.reshape(n * K)
+    for j in range(count):
+        flat[at[j]] = values[j]
     for i in range(n):
-        top = 0
-        for k in range(1, K):
-            if F[i, k] > F[i, top]:
-                top = k
-        rest = 0.0
+        t = top[i]
+        r = 0.0
         for k in range(K):
-            if k != top:
-                rest += E[i, k]
-        norm = 1.0 + rest
+            if k != t:
+                r += E[i, k]
+        norm = 1.0 + r
         for k in range(K):
             p[i, k] = E[i, k] / norm
             pc[i, k] = 1.0 - p[i, k]
-        p[i, top] = 1.0 / norm
-        pc[i, top] = rest / norm
-        loss = (F[i, top] - F[i, y[i]]) + np.log1p(rest)
-        total += loss * w[i] if weighted else loss
-    return total
+        p[i, t] = 1.0 / norm
+        pc[i, t] = r / norm
+        rest[i] = r
+        margin[i] = F[i, t] - F[i, y[i]]
 
 
 @njit(cache=True)
@@ -78,31 +115,46 @@ def _argmax_first(values):
 
 
 @njit(cache=True)
-def _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, k_lo, k_hi):
+def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, k_lo, k_hi):
+    # pc is 1 - p (as set_scores computes it) but at the row's top class: reading p and one
+    # value of pc per row halves the memory traffic of this pass, which is what it costs.
+    # Unweighted rows skip the multiplication by 1.0 (exact either way).
     for j in range(start, stop):
         i = rows[j]
-        wi = w[i] if weighted else 1.0
-        for k in range(k_lo, k_hi):
-            g = -pc[i, k] if y[i] == k else p[i, k]
-            G[k] += wi * g
-            Hd[k] += wi * (p[i, k] * pc[i, k])
+        yi = y[i]
+        ti = top[i]
+        pct = pc[i, ti]
+        if weighted:
+            wi = w[i]
+            for k in range(k_lo, k_hi):
+                a = p[i, k]
+                b = pct if k == ti else 1.0 - a
+                G[k] += wi * (-b if k == yi else a)
+                Hd[k] += wi * (a * b)
+        else:
+            for k in range(k_lo, k_hi):
+                a = p[i, k]
+                b = pct if k == ti else 1.0 - a
+                G[k] += -b if k == yi else a
+                Hd[k] += a * b
 
 
 @njit(cache=True)
 def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
     for j in range(start, stop):
         i = rows[j]
-        pr = (w[i] if weighted else 1.0) * p[i, r]
+        pr = w[i] * p[i, r] if weighted else p[i, r]
         for k in range(k_lo, k_hi):
             C[k] += pr * p[i, k]
 
 
 @njit(cache=True, parallel=True)
-def _class_sums_parallel(rows, start, stop, p, pc, y, w, weighted, G, Hd, n_blocks):
+def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks):
     # threads own disjoint class blocks: each class is still summed in row order
     K = p.shape[1]
     for block in prange(n_blocks):
-        _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, block * K // n_blocks, (block + 1) * K // n_blocks)
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, block * K // n_blocks,
+                    (block + 1) * K // n_blocks)
 
 
 @njit(cache=True, parallel=True)
@@ -113,34 +165,27 @@ def _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks):
 
 
 @njit(cache=True)
-def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_threads):
-    """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
-
-    G, Hd, C are scratch arrays of length K.
-    """
-    K = p.shape[1]
-    parallel = n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS
-    n_blocks = min(n_threads, K)
-    G[:] = 0.0
-    Hd[:] = 0.0
-    if parallel:
-        _class_sums_parallel(rows, start, stop, p, pc, y, w, weighted, G, Hd, n_blocks)
-    else:
-        _class_sums(rows, start, stop, p, pc, y, w, weighted, G, Hd, 0, K)
+def pick_r(G):
+    """The node's first class r: the largest -G_k (the first of equals)."""
     r = 0
-    for k in range(1, K):
+    for k in range(1, G.shape[0]):
         if -G[k] > -G[r]:
             r = k
+    return r
+
+
+@njit(cache=True)
+def pick_s(G, Hd, C, r, rule_eq32):
+    """The node's second class s given r: eq (33) from the cross sums C_rk, or eq (32).
+
+    C is overwritten by the scores.
+    """
+    K = G.shape[0]
     score = C  # reuse the scratch: C_rk first, then the score
     if rule_eq32:
         for k in range(K):
             score[k] = G[k]
     else:
-        C[:] = 0.0
-        if parallel:
-            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks)
-        else:
-            _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
         for k in range(K):
             den = Hd[r] + Hd[k] + 2.0 * C[k]
             if den == 0.0:
@@ -148,29 +193,59 @@ def node_pair(rows, start, stop, p, pc, y, w, weighted, rule_eq32, G, Hd, C, n_t
             diff = G[r] - G[k]
             score[k] = diff * diff / den
     score[r] = -np.inf
-    return r, _argmax_first(score)
+    return _argmax_first(score)
+
+
+@njit(cache=True)
+def node_pair(rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, n_threads):
+    """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
+
+    G, Hd, C are scratch arrays of length K; p, pc, top as set_scores leaves them.
+    """
+    K = p.shape[1]
+    parallel = n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS
+    n_blocks = min(n_threads, K)
+    G[:] = 0.0
+    Hd[:] = 0.0
+    if parallel:
+        _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks)
+    else:
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, 0, K)
+    r = pick_r(G)
+    C[:] = 0.0
+    if not rule_eq32:
+        if parallel:
+            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks)
+        else:
+            _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
+    return r, pick_s(G, Hd, C, r, rule_eq32)
 
 
 @njit(cache=True)
 def _pair_stat(i, r, s, p, pc, y):
     """Eqs (25), (26) for row i; s = -1: the single class r (g_ir, p_ir (1 - p_ir));
-    s = -2: LogitBoost's clipped working response (see losses.pair_statistics)."""
-    if s == -2:
-        h = p[i, r] * pc[i, r]
-        if y[i] == r:
-            z = 1.0 / p[i, r] if p[i, r] > 0.0 else np.inf
-        else:
-            z = -1.0 / pc[i, r] if pc[i, r] > 0.0 else -np.inf
-        return -h * min(max(z, -Z_MAX), Z_MAX), h
-    if s < 0:
-        g = -pc[i, r] if y[i] == r else p[i, r]
-        return g, p[i, r] * pc[i, r]
+    s = -2: LogitBoost's clipped working response (see losses.pair_statistics).
+
+    The pair case comes first and reads each value once: this runs for every row of every
+    node, and the branchy form it replaced was several times slower.
+    """
+    yi = y[i]
     p_r = p[i, r]
-    p_s = p[i, s]
-    g_r = -pc[i, r] if y[i] == r else p_r
-    g_s = -pc[i, s] if y[i] == s else p_s
-    h = p_r * pc[i, r] + p_s * pc[i, s] + 2.0 * p_r * p_s
-    return g_r - g_s, h
+    pc_r = pc[i, r]
+    if s >= 0:
+        p_s = p[i, s]
+        pc_s = pc[i, s]
+        g_r = -pc_r if yi == r else p_r
+        g_s = -pc_s if yi == s else p_s
+        return g_r - g_s, p_r * pc_r + p_s * pc_s + 2.0 * p_r * p_s
+    if s == -1:
+        return (-pc_r if yi == r else p_r), p_r * pc_r
+    h = p_r * pc_r
+    if yi == r:
+        z = 1.0 / p_r if p_r > 0.0 else np.inf
+    else:
+        z = -1.0 / pc_r if pc_r > 0.0 else -np.inf
+    return -h * min(max(z, -Z_MAX), Z_MAX), h
 
 
 @njit(cache=True)
@@ -259,63 +334,18 @@ def _gain(GL, HL, GR, HR, parent):
 
 
 @njit(cache=True)
-def _scan_splits(hist, min_samples_leaf, parent, prefix, suffix, first_at_least):
-    """Scan every candidate (feature, bin, missing right then left) in order.
-
-    first_at_least = nan: return the largest gain; else the first candidate whose gain is at
-    least first_at_least. Returns (gain, feature, bin, direction).
-    """
-    D, W, _ = hist.shape
-    nb = W - 1  # value bins; code nb holds the missing values
-    find_max = np.isnan(first_at_least)
-    best_gain = -np.inf
-    for f in range(D):
-        for c in range(3):
-            acc = 0.0
-            for b in range(nb):
-                acc += hist[f, b, c]
-                prefix[b, c] = acc
-            acc = 0.0
-            suffix[nb - 1, c] = 0.0
-            for b in range(nb - 1, 0, -1):
-                acc += hist[f, b, c]
-                suffix[b - 1, c] = acc
-        mg = hist[f, nb, GRAD]
-        mh = hist[f, nb, HESS]
-        mc = hist[f, nb, COUNT]
-        for b in range(nb):
-            for direction in range(2):
-                if direction == 0:  # missing values right
-                    lc = prefix[b, COUNT]
-                    rc = suffix[b, COUNT] + mc
-                    if lc < min_samples_leaf or rc < min_samples_leaf:
-                        continue
-                    gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh,
-                                 parent)
-                else:  # missing values left
-                    if mc == 0:  # this feature has no missing values in the node
-                        continue
-                    lc = prefix[b, COUNT] + mc
-                    rc = suffix[b, COUNT]
-                    if lc < min_samples_leaf or rc < min_samples_leaf:
-                        continue
-                    gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS],
-                                 parent)
-                if find_max:
-                    if gain > best_gain:
-                        best_gain = gain
-                elif gain >= first_at_least:
-                    return gain, f, b, direction
-    return best_gain, 0, 0, 0
-
-
-@njit(cache=True)
-def best_split(hist, min_samples_leaf, sums, prefix, suffix):
+def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at):
     """Best split of one node by eq (30), as backends.numpy.best_splits does it.
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
-    shape (n_codes, 3). Returns (gain, feature, bin, missing_left); gain -inf when no split.
-    Gains within SPLIT_TIE (relative) of the largest are ties: the first candidate wins.
+    shape (n_codes, 3); cand_gain (float64) and cand_at (int64) of length >= 2 D (n_codes - 1).
+    Returns (gain, feature, bin, missing_left); gain -inf when no split. Gains within
+    SPLIT_TIE (relative) of the largest are ties: the first candidate wins.
+
+    Candidates are scanned once, in the reference's order (feature, bin, missing right then
+    left), and their gains stored for the tie rule. A value bin b > 0 that holds no row of the
+    node is skipped: its prefix and suffix sums are those of bin b - 1 (adding an empty bin
+    adds 0.0), so its gains equal the earlier candidate's and can never be the first best.
     """
     D, W, _ = hist.shape
     nb = W - 1
@@ -328,11 +358,72 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix):
     H = sums[HESS]
     n = sums[COUNT]
     parent = G * G / (2.0 * _hguard(H))
-    top, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, prefix, suffix, np.nan)
+    top = -np.inf
+    m = 0
+    for f in range(D):
+        acc_g = 0.0
+        acc_h = 0.0
+        acc_c = 0.0
+        for b in range(nb):
+            acc_g += hist[f, b, GRAD]
+            acc_h += hist[f, b, HESS]
+            acc_c += hist[f, b, COUNT]
+            prefix[b, GRAD] = acc_g
+            prefix[b, HESS] = acc_h
+            prefix[b, COUNT] = acc_c
+        acc_g = 0.0
+        acc_h = 0.0
+        acc_c = 0.0
+        suffix[nb - 1, GRAD] = 0.0
+        suffix[nb - 1, HESS] = 0.0
+        suffix[nb - 1, COUNT] = 0.0
+        for b in range(nb - 1, 0, -1):
+            acc_g += hist[f, b, GRAD]
+            acc_h += hist[f, b, HESS]
+            acc_c += hist[f, b, COUNT]
+            suffix[b - 1, GRAD] = acc_g
+            suffix[b - 1, HESS] = acc_h
+            suffix[b - 1, COUNT] = acc_c
+        mg = hist[f, nb, GRAD]
+        mh = hist[f, nb, HESS]
+        mc = hist[f, nb, COUNT]
+        for b in range(nb):
+            if b > 0 and hist[f, b, COUNT] == 0.0:
+                continue
+            # missing values right
+            gain = -np.inf
+            if prefix[b, COUNT] >= min_samples_leaf and suffix[b, COUNT] + mc >= min_samples_leaf:
+                gain = _gain(prefix[b, GRAD], prefix[b, HESS], suffix[b, GRAD] + mg, suffix[b, HESS] + mh,
+                             parent)
+            cand_gain[m] = gain
+            cand_at[m] = (f * nb + b) * 2
+            m += 1
+            if gain > top:
+                top = gain
+            if mc == 0:  # this feature has no missing values in the node: no missing-left candidate
+                continue
+            gain = -np.inf
+            if prefix[b, COUNT] + mc >= min_samples_leaf and suffix[b, COUNT] >= min_samples_leaf:
+                gain = _gain(prefix[b, GRAD] + mg, prefix[b, HESS] + mh, suffix[b, GRAD], suffix[b, HESS],
+                             parent)
+            cand_gain[m] = gain
+            cand_at[m] = (f * nb + b) * 2 + 1
+            m += 1
+            if gain > top:
+                top = gain
     if not np.isfinite(top):
         return top, 0, 0, False
-    best_gain, best_f, best_b, best_dir = _scan_splits(hist, min_samples_leaf, parent, prefix, suffix,
-                                                       top - SPLIT_TIE * abs(top))
+    threshold = top - SPLIT_TIE * abs(top)
+    at = 0
+    best_gain = top
+    for j in range(m):
+        if cand_gain[j] >= threshold:
+            best_gain = cand_gain[j]
+            at = cand_at[j]
+            break
+    best_dir = at % 2
+    best_b = (at // 2) % nb
+    best_f = at // 2 // nb
     if hist[best_f, nb, COUNT] > 0:  # the chosen feature has missing values in the node
         missing_left = best_dir == 1
     else:
@@ -365,21 +456,138 @@ def partition(rows, start, stop, codes, feature, bin_, missing_left, missing_cod
 
 @njit(cache=True)
 def update_scores(F, rows, seg_start, seg_stop, deltas):
-    """F[rows of leaf j] += deltas[j] for each leaf segment."""
+    """F[rows of leaf j] += deltas[j] for each leaf segment.
+
+    Only the nonzero entries of a leaf's vector are added (an AOSO leaf changes two classes):
+    adding 0.0 would leave F as it is (F is never -0.0).
+    """
     K = F.shape[1]
+    classes = np.empty(K, np.int64)
     for j in range(seg_start.shape[0]):
+        n_nonzero = 0
+        for k in range(K):
+            if deltas[j, k] != 0.0:
+                classes[n_nonzero] = k
+                n_nonzero += 1
         for q in range(seg_start[j], seg_stop[j]):
             i = rows[q]
-            for k in range(K):
+            for m in range(n_nonzero):
+                k = classes[m]
                 F[i, k] += deltas[j, k]
 
 
+# -- one whole tree ------------------------------------------------------------------------
+# One whole tree in one compiled call: the grower's best-first logic on the stage kernels.
+#
+# ``grow_tree`` runs what ``grower.TreeGrower`` runs with the NumPy backend, node for node, but
+# without Python between the stages (its overhead per node would dominate small data). The two
+# children of a split are evaluated as one batch, and each pass over their rows is one
+# parallel region when the batch is large enough::
+#
+#     pass                  threads own               per node, summed in row order
+#     class sums G, Hd      a block of classes        G_k, Hd_k            -> r
+#     cross sums C          a block of classes        C_rk                 -> s, eq (33)
+#     histograms            a block of features       hist[f, code, :]     -> best split
+#
+# Every sum still runs over the node's rows in row order on one thread, so the result is the
+# sequential one whatever the number of threads (and the NumPy reference's).
+
+
 @njit(cache=True)
-def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_samples_leaf,
+def _histogram_block(rows, start, stop, r, s, codes, p, pc, y, w, weighted, first_order, hist, f_lo, f_hi):
+    """hist[f_lo:f_hi] = the node's histogram for those features, channels computed on the fly."""
+    for f in range(f_lo, f_hi):
+        hist[f] = 0.0
+    for j in range(start, stop):
+        i = rows[j]
+        g, h = _pair_stat(i, r, s, p, pc, y)
+        if first_order:
+            h = 1.0
+        if weighted:
+            g *= w[i]
+            h *= w[i]
+        for f in range(f_lo, f_hi):
+            c = codes[i, f]
+            hist[f, c, GRAD] += g
+            hist[f, c, HESS] += h
+            hist[f, c, COUNT] += 1.0
+
+
+@njit(cache=True, parallel=True)
+def _histograms_parallel(rows, batch, n_batch, start, stop, pair, codes, p, pc, y, w, weighted, first_order, hist,
+                         n_blocks):
+    D = codes.shape[1]
+    for block in prange(n_blocks):
+        for b in range(n_batch):
+            node = batch[b]
+            _histogram_block(rows, start[node], stop[node], pair[node, 0], pair[node, 1], codes, p, pc, y, w,
+                             weighted, first_order, hist[b], block * D // n_blocks, (block + 1) * D // n_blocks)
+
+
+@njit(cache=True, parallel=True)
+def _batch_class_sums_parallel(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks):
+    K = p.shape[1]
+    for block in prange(n_blocks):
+        k_lo = block * K // n_blocks
+        k_hi = (block + 1) * K // n_blocks
+        for b in range(n_batch):
+            node = batch[b]
+            _class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G[b], Hd[b], k_lo, k_hi)
+
+
+@njit(cache=True, parallel=True)
+def _batch_cross_sums_parallel(rows, batch, n_batch, start, stop, p, w, weighted, r, C, n_blocks):
+    K = p.shape[1]
+    for block in prange(n_blocks):
+        k_lo = block * K // n_blocks
+        k_hi = (block + 1) * K // n_blocks
+        for b in range(n_batch):
+            node = batch[b]
+            _cross_sums(rows, start[node], stop[node], p, w, weighted, r[b], C[b], k_lo, k_hi)
+
+
+@njit(cache=True)
+def _batch_pairs(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, r, pair,
+                 n_threads):
+    """pair[node] for the nodes of a batch (AOSO: each node picks its own by eq (33) / (32))."""
+    K = p.shape[1]
+    n_rows = 0
+    for b in range(n_batch):
+        n_rows += stop[batch[b]] - start[batch[b]]
+    parallel = n_threads > 1 and K > 1 and n_rows * K >= PARALLEL_CELLS
+    G[:] = 0.0
+    Hd[:] = 0.0
+    C[:] = 0.0
+    if parallel:
+        _batch_class_sums_parallel(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, G, Hd,
+                                   min(n_threads, K))
+    else:
+        for b in range(n_batch):
+            node = batch[b]
+            _class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G[b], Hd[b], 0, K)
+    for b in range(n_batch):
+        r[b] = pick_r(G[b])
+    if not rule_eq32:
+        if parallel:
+            _batch_cross_sums_parallel(rows, batch, n_batch, start, stop, p, w, weighted, r, C,
+                                       min(n_threads, K))
+        else:
+            for b in range(n_batch):
+                node = batch[b]
+                _cross_sums(rows, start[node], stop[node], p, w, weighted, r[b], C[b], 0, K)
+    for b in range(n_batch):
+        node = batch[b]
+        pair[node, 0] = r[b]
+        pair[node, 1] = pick_s(G[b], Hd[b], C[b], r[b], rule_eq32)
+
+
+@njit(cache=True)
+def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_samples_leaf,
               rule_eq32, n_threads, fixed_r, fixed_s, first_order):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
+    p, pc, top as CpuBackend.set_scores leaves them.
 
     Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
     node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
@@ -400,14 +608,18 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
     right = np.full(max_nodes, -1, np.int64)
     split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
 
-    hist = np.empty((D, n_codes, 3))
+    hist = np.empty((2, D, n_codes, 3))  # one per node of a batch
     prefix = np.empty((n_codes, 3))
     suffix = np.empty((n_codes, 3))
-    G = np.empty(K)
-    Hd = np.empty(K)
-    C = np.empty(K)
+    cand_gain = np.empty(2 * D * n_codes)
+    cand_at = np.empty(2 * D * n_codes, np.int64)
+    G = np.empty((2, K))
+    Hd = np.empty((2, K))
+    C = np.empty((2, K))
+    r = np.empty(2, np.int64)
+    batch = np.empty(2, np.int64)
+    grow = np.empty(2, np.int64)
     scratch = np.empty(N, rows.dtype)
-    gh = np.empty((N, 2))
 
     for j in range(N):
         rows[j] = j
@@ -415,30 +627,45 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
     stop[0] = N
     n_nodes = 1
     n_leaves = 1
-    # evaluate the root
-    todo_first = 0
-    todo_last = 1
+    batch[0] = 0  # evaluate the root
+    n_batch = 1
     while True:
         can_grow = n_leaves < max_leaves
-        for node in range(todo_first, todo_last):
-            if fixed_r < 0:
-                r, s = node_pair(rows, start[node], stop[node], p, pc, y, w, weighted, rule_eq32, G, Hd, C,
-                                 n_threads)
-            else:
-                r, s = fixed_r, fixed_s
-            pair[node, 0] = r
-            pair[node, 1] = s
+        if fixed_r < 0:
+            _batch_pairs(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, r, pair,
+                         n_threads)
+        else:
+            for b in range(n_batch):
+                pair[batch[b], 0] = fixed_r
+                pair[batch[b], 1] = fixed_s
+        n_grow = 0
+        cells = 0
+        for b in range(n_batch):
+            node = batch[b]
             if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
-                node_histogram(rows, start[node], stop[node], r, s, codes, p, pc, y, w, weighted, first_order,
-                               hist, gh, n_threads)
-                g, f, b, ml = best_split(hist, min_samples_leaf, sums[node], prefix, suffix)
+                grow[n_grow] = node
+                n_grow += 1
+                cells += (stop[node] - start[node]) * D
+            else:
+                node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
+                          sums[node])
+        if n_grow > 0:
+            if n_threads > 1 and cells >= PARALLEL_CELLS:
+                _histograms_parallel(rows, grow, n_grow, start, stop, pair, codes, p, pc, y, w, weighted, first_order,
+                                     hist, min(n_threads, D))
+            else:
+                for b in range(n_grow):
+                    node = grow[b]
+                    _histogram_block(rows, start[node], stop[node], pair[node, 0], pair[node, 1], codes, p, pc, y, w,
+                                     weighted, first_order, hist[b], 0, D)
+            for b in range(n_grow):
+                node = grow[b]
+                g, f, bb, ml = best_split(hist[b], min_samples_leaf, sums[node], prefix, suffix, cand_gain, cand_at)
                 if g > 0.0:
                     split_gain[node] = g
                     feature[node] = f
-                    bin_[node] = b
+                    bin_[node] = bb
                     missing_left[node] = ml
-            else:
-                node_sums(rows, start[node], stop[node], r, s, p, pc, y, w, weighted, sums[node])
         if n_leaves >= max_leaves:
             break
         # the open leaf with the largest gain; ties: the lowest node id
@@ -461,8 +688,9 @@ def grow_tree(codes, y, w, weighted, p, pc, rows, n_codes, max_leaves, min_sampl
         right[best] = lo + 1
         n_nodes += 2
         n_leaves += 1
-        todo_first = lo
-        todo_last = lo + 2
+        batch[0] = lo
+        batch[1] = lo + 1
+        n_batch = 2
     if first_order:  # the histograms summed weights: the values need the Hessian sums
         for node in range(n_nodes):
             node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
@@ -489,3 +717,37 @@ def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, ou
             go_left = missing_left[node] if c == missing_code else c <= bin_[node]
             node = left[node] if go_left else right[node]
         out[i] = node
+
+
+#: Trees added to a block of rows before the next block of trees: the block's nodes stay in
+#: cache while every row walks them.
+TREE_BLOCK = 64
+
+
+@njit(cache=True, parallel=True)
+def add_trees(F, codes, missing_code, feature, bin_, missing_left, left, right, leaf_start, classes, steps,
+              node_offset, n_blocks):
+    """F[i] += the step vector of row i's leaf, for every tree of an ensemble, tree by tree.
+
+    The trees are concatenated: tree t's nodes are node_offset[t]:node_offset[t + 1] (child
+    ids local to the tree). Node j's step vector (learning_rate x its node vector) is sparse:
+    steps[leaf_start[j]:leaf_start[j + 1]] at classes[...] (zero elsewhere: adding 0.0 would
+    change nothing). Each score gets one addition per tree, in tree order, as in
+    Backend.add_trees; rows are independent, so n_blocks (the threads' row blocks) changes
+    nothing in the result.
+    """
+    n, K = F.shape
+    n_trees = node_offset.shape[0] - 1
+    for t0 in range(0, n_trees, TREE_BLOCK):
+        t1 = min(n_trees, t0 + TREE_BLOCK)
+        for block in prange(n_blocks):
+            for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
+                for t in range(t0, t1):
+                    base = node_offset[t]
+                    at = base
+                    while feature[at] >= 0:
+                        c = codes[i, feature[at]]
+                        go_left = missing_left[at] if c == missing_code else c <= bin_[at]
+                        at = base + (left[at] if go_left else right[at])
+                    for q in range(leaf_start[at], leaf_start[at + 1]):
+                        F[i, classes[q]] += steps[q]

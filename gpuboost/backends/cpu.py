@@ -36,7 +36,17 @@ class CpuBackend(Backend):
         self.rows = np.arange(n, dtype=np.int64)
         self.p = np.empty((n, self.n_classes))
         self.pc = np.empty((n, self.n_classes))
+        self.top = np.empty(n, dtype=np.int64)  # each row's first largest score (pc is 1 - p elsewhere)
+        # set_scores keeps E = exp(F - rowmax) and the F it came from, and recomputes only
+        # the exponentials whose argument changed (kernels.exponent_arguments)
         self._exponentials = np.empty((n, self.n_classes))
+        self._F_last = np.empty((n, self.n_classes))
+        self._row_max = np.empty(n)
+        self._scored = False
+        self._exp_values = np.empty(n * self.n_classes)
+        self._exp_at = np.empty(n * self.n_classes, dtype=np.int64)
+        self._rest = np.empty(n)
+        self._margin = np.empty(n)
         self._scratch = np.empty(n, dtype=np.int64)
         self._gh = np.empty((n, 2))
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
@@ -45,10 +55,19 @@ class CpuBackend(Backend):
 
     def set_scores(self, F):
         F = np.ascontiguousarray(F, dtype=np.float64)
-        E = self._exponentials
-        kernels.shifted_scores(F, E)
-        np.exp(E, out=E)  # NumPy's vectorised exp: several times faster than a scalar one
-        return float(kernels.softmax_from_exponentials(F, E, self.y, self.weight, self.weighted, self.p, self.pc))
+        count = kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
+                                           self._exp_at)
+        values = self._exp_values[:count]
+        np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
+        kernels.softmax_from_exponentials(F, self._exponentials, self._exp_values, self._exp_at, count, self.y,
+                                          self.p, self.pc, self.top, self._rest, self._margin)
+        self._scored = True
+        # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
+        per_sample = self._margin
+        per_sample += np.log1p(self._rest, out=self._rest)
+        if self.weighted:
+            per_sample *= self.weight
+        return float(per_sample.sum())
 
     def reset_partition(self):
         self.rows[:] = np.arange(self.rows.shape[0])
@@ -56,7 +75,8 @@ class CpuBackend(Backend):
     def select_pairs(self, segments, rule):
         pairs = np.empty((len(segments), 2), dtype=np.int64)
         for j, (start, stop) in enumerate(segments):
-            pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pc, self.y, self.weight,
+            pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pc, self.top, self.y,
+                                         self.weight,
                                          self.weighted, rule == "eq32", self._G, self._Hd, self._C, self.n_threads)
         return pairs
 
@@ -80,8 +100,11 @@ class CpuBackend(Backend):
         out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
                          missing_left=np.empty(n, bool), sums=np.empty((n, N_CHANNELS)))
         prefix, suffix = np.empty((self.n_codes, 3)), np.empty((self.n_codes, 3))
+        cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
+        cand_at = np.empty(cand_gain.shape[0], np.int64)
         for j in range(n):
-            found = kernels.best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), out.sums[j], prefix, suffix)
+            found = kernels.best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), out.sums[j], prefix,
+                                       suffix, cand_gain, cand_at)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
@@ -101,6 +124,27 @@ class CpuBackend(Backend):
                            tree.right, int(missing_code), out)
         return out
 
+    @classmethod
+    def add_trees(cls, F, trees, codes, missing_code, learning_rate):
+        """Backend.add_trees in one compiled call over the whole ensemble (the same sums)."""
+        trees = list(trees)
+        if not trees:
+            return
+        leaf_start, classes, steps = _sparse_steps(trees, F.shape[1], learning_rate)
+        node_offset = np.zeros(len(trees) + 1, dtype=np.int64)
+        np.cumsum([tree.n_nodes for tree in trees], out=node_offset[1:])
+
+        def joined(name, dtype):
+            return np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype)
+
+        out = np.ascontiguousarray(F, dtype=np.float64)
+        kernels.add_trees(out, np.ascontiguousarray(codes), int(missing_code), joined("feature", np.int64),
+                          joined("bin", np.int64), joined("missing_left", np.bool_), joined("left", np.int64),
+                          joined("right", np.int64), leaf_start, classes, steps, node_offset,
+                          max(1, numba.get_num_threads()))
+        if out is not F:
+            F[...] = out
+
     def grow_tree(self, params, bin_edge):
         """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower."""
         from ..grower import make_tree
@@ -109,7 +153,7 @@ class CpuBackend(Backend):
         numba.set_num_threads(self.n_threads)
         try:
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
-                self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.rows, self.n_codes,
+                self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
@@ -121,3 +165,33 @@ class CpuBackend(Backend):
                          params.value_scale)
         leaf_ids = np.flatnonzero(tree.is_leaf)
         return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids
+
+
+def _sparse_steps(trees, n_classes, learning_rate):
+    """Every node's step, learning_rate x Tree.node_vectors, as sparse rows (CSR).
+
+    Returns (start, classes, steps): node j (over the concatenated trees) adds steps[q] to
+    class classes[q] for q in start[j]:start[j + 1]. Pair nodes (s >= 0) have the two entries
+    lr (0 + t) at r and lr (0 - t) at s, scalar nodes (s = -1) one: the values node_vectors
+    gives, computed for all trees at once. Other trees (LogitBoost's centred ones, K-LogitBoost's
+    vectors) take their dense vectors.
+    """
+    pair = np.concatenate([tree.pair for tree in trees]).astype(np.int64)
+    value = np.concatenate([tree.value for tree in trees])
+    if any(tree.vector is not None for tree in trees) or np.any(pair[:, 1] < -1):
+        dense = np.concatenate([learning_rate * tree.node_vectors(n_classes) for tree in trees])
+        at_node, classes = np.nonzero(dense)
+        start = np.zeros(dense.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(at_node, minlength=dense.shape[0]), out=start[1:])
+        return start, classes.astype(np.int64), np.ascontiguousarray(dense[at_node, classes])
+    paired = pair[:, 1] >= 0
+    start = np.zeros(pair.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.where(paired, 2, 1), out=start[1:])
+    first = start[:-1]
+    classes = np.empty(start[-1], dtype=np.int64)
+    steps = np.empty(start[-1])
+    classes[first] = pair[:, 0]
+    steps[first] = learning_rate * (0.0 + value)
+    classes[first[paired] + 1] = pair[paired, 1]
+    steps[first[paired] + 1] = learning_rate * (0.0 - value[paired])
+    return start, classes, steps
