@@ -267,16 +267,22 @@ def node_sums(rows, start, stop, r, s, p, pc, y, w, weighted, out):
 
 
 @njit(cache=True)
+def _row_channels(i, r, s, p, pc, y, w, weighted, first_order):
+    """The histogram channels (w g, w h) of row i under the pair (r, s); (w g, w) first_order."""
+    g, h = _pair_stat(i, r, s, p, pc, y)
+    if first_order:
+        h = 1.0
+    if weighted:
+        g *= w[i]
+        h *= w[i]
+    return g, h
+
+
+@njit(cache=True)
 def _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, first_order, gh):
-    """gh[j - start] = (w g, w h) of row rows[j] under the pair (r, s); (w g, w) first_order."""
+    """gh[j - start] = _row_channels of row rows[j]."""
     for j in range(start, stop):
-        i = rows[j]
-        g, h = _pair_stat(i, r, s, p, pc, y)
-        if first_order:
-            h = 1.0
-        if weighted:
-            g *= w[i]
-            h *= w[i]
+        g, h = _row_channels(rows[j], r, s, p, pc, y, w, weighted, first_order)
         gh[j - start, 0] = g
         gh[j - start, 1] = h
 
@@ -500,12 +506,7 @@ def _histogram_block(rows, start, stop, r, s, codes, p, pc, y, w, weighted, firs
         hist[f] = 0.0
     for j in range(start, stop):
         i = rows[j]
-        g, h = _pair_stat(i, r, s, p, pc, y)
-        if first_order:
-            h = 1.0
-        if weighted:
-            g *= w[i]
-            h *= w[i]
+        g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
         for f in range(f_lo, f_hi):
             c = codes[i, f]
             hist[f, c, GRAD] += g
