@@ -142,14 +142,15 @@ def like(X, index):
     return index
 
 
-def gpu_memory_error(needed: int, what: str) -> MemoryError:
+def gpu_memory_error(needed: int, what: str = "") -> MemoryError:
     """The MemoryError for a GPU allocation that failed (after freeing CuPy's cached blocks)."""
     import cupy
 
     cupy.get_default_memory_pool().free_all_blocks()
     free, total = cupy.cuda.runtime.memGetInfo()
+    what = f" {what}" if what else ""
     return MemoryError(
-        f"The GPU ran out of memory: this needs about {needed / 2**30:.2f} GiB on the device {what} "
+        f"The GPU ran out of memory: this needs about {needed / 2**30:.2f} GiB on the device{what} "
         f"({free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB free). Train on fewer rows, use max_bins <= 255 "
         "(one byte per value), free other GPU memory, or use device='cpu'."
     )

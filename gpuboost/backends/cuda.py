@@ -189,15 +189,10 @@ def _i32(v) -> np.int32:
 
 
 def _out_of_memory(exc, needed: int):
-    import cupy
+    """The clear MemoryError for a failed device allocation (``_validation.gpu_memory_error``)."""
+    from .._validation import gpu_memory_error
 
-    free, total = cupy.cuda.runtime.memGetInfo()
-    cupy.get_default_memory_pool().free_all_blocks()
-    return MemoryError(
-        f"The GPU ran out of memory: this needs about {needed / 2**30:.2f} GiB on the device "
-        f"({free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB free). Train on fewer rows, use max_bins <= 255 "
-        "(one byte per value), free other GPU memory, or use device='cpu'."
-    )
+    return gpu_memory_error(needed)
 
 
 class CudaBackend(Backend):
@@ -580,9 +575,9 @@ class CudaBackend(Backend):
     def set_scores(self, F):
         with self.cp.cuda.Device(self.device_id), self.stream:
             self.F[...] = self.cp.asarray(np.ascontiguousarray(F, dtype=np.float64))
-        self._pending = False  # F is replaced: a pending update is void
-        self._softmax()
-        return float(self.loss_d.get(stream=self.stream)[0])
+        self._pending = False  # F is replaced: a pending update and a fused loss are void
+        self._fresh_loss = None
+        return self.rescore()
 
     def rescore(self, F=None):
         """p and 1 - p from the device's F (after adding the pending leaf deltas of
