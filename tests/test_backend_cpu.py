@@ -130,6 +130,40 @@ def test_parallel_sums_are_the_sequential_ones():
     np.testing.assert_array_equal(fast._G, np.where(np.arange(k) == y[:, None], -fast.pc, fast.p).sum(axis=0))
 
 
+@pytest.mark.parametrize("params", [GrowerParams(), GrowerParams(fixed_pair=(2, -1), first_order=True)])
+def test_two_threads_grow_the_python_growers_tree(params):
+    # large enough for every two-thread path: the children of a split on one thread each
+    # (SIBLING_CELLS), the root's histogram by feature blocks (HISTOGRAM_CELLS) and the scores
+    # by row blocks (PARALLEL_SCORES); several trees, so that the scores are updated in place
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(13)
+    n, d, k, n_bins = 12000, 12, 6, 32
+    assert n * d >= kernels.HISTOGRAM_CELLS and n * k >= kernels.PARALLEL_SCORES
+    assert n * (k + d) // 4 >= kernels.SIBLING_CELLS  # siblings of a quarter of the rows or more: in parallel
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = (codes[:, 0] // 6 + (codes[:, 1] > 16)) % k
+    ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=2)
+    if fast.n_threads < 2:
+        pytest.skip("numba has one thread here")
+    edge = lambda f, b: float(b)  # noqa: E731
+    F = np.zeros((n, k))
+    for _ in range(4):
+        np.testing.assert_allclose(ref.set_scores(F), fast.set_scores(F), rtol=1e-13)
+        np.testing.assert_array_equal(ref.p, fast.p)
+        a, seg_a, leaves_a = TreeGrower(ref, params, edge, n).grow()
+        b, seg_b, leaves_b = fast.grow_tree(params, edge)
+        assert a.n_nodes == 2 * params.max_leaves - 1
+        for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_array_equal(a.value, b.value)
+        np.testing.assert_array_equal(seg_a, seg_b)
+        np.testing.assert_array_equal(ref.rows, fast.rows)
+        fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])
+
+
 def test_thread_count_does_not_change_the_model(tmp_path):
     from gpuboost import BoostClassifier
 

@@ -32,25 +32,23 @@ Z_MAX = 4.0  # as losses.Z_MAX
 #: on one thread.
 PARALLEL_CELLS = 1 << 20
 
+#: The two children of a split run on two threads (one each, all their passes in one parallel
+#: region) from this many (row, class + feature) cells of the pair.
+SIBLING_CELLS = 1 << 14
+
+#: A histogram (the root's) is split between the threads by features from this many
+#: (row, feature) cells.
+HISTOGRAM_CELLS = 1 << 16
+
+#: set_scores splits its rows between the threads from this many (row, class) scores.
+PARALLEL_SCORES = 1 << 16
+
 
 @njit(cache=True)
-def exponent_arguments(F, F_last, row_max, top, scored, values, at):
-    """The arguments of the exponentials that changed since the last scoring; returns their count.
-
-    ``E = exp(F - rowmax(F))`` is kept between iterations. An AOSO tree changes two classes
-    of a row, so most of E stays valid: a row whose max is unchanged needs exp only where its
-    F changed, any other row all of its exponentials. values[:count] gets F - rowmax at those
-    places, at[:count] their flat index i K + k (for ``np.exp`` and ``softmax_from_exponentials``).
-    F_last and row_max (the F and row maxima of the last scoring) are brought up to date, and
-    top[i] is set to the first largest score's class; scored False: nothing was scored yet,
-    every exponential is new.
-
-    Exponentials that are kept are the very values a full recomputation would give, since
-    their arguments are bit for bit the same.
-    """
-    n, K = F.shape
-    count = 0
-    for i in range(n):
+def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, i_hi):
+    K = F.shape[1]
+    count = i_lo * K  # this block's region of values and at
+    for i in range(i_lo, i_hi):
         m = F[i, 0]
         t = 0
         for k in range(1, K):
@@ -72,37 +70,66 @@ def exponent_arguments(F, F_last, row_max, top, scored, values, at):
                     count += 1
                     F_last[i, k] = F[i, k]
         row_max[i] = m
-    return count
+    return count - i_lo * K
 
 
-@njit(cache=True)
-def softmax_from_exponentials(F, E, values, at, count, y, p, pc, top, rest, margin):
+@njit(cache=True, parallel=True)
+def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts):
+    """The arguments of the exponentials that changed since the last scoring, by row blocks.
+
+    ``E = exp(F - rowmax(F))`` is kept between iterations. An AOSO tree changes two classes
+    of a row, so most of E stays valid: a row whose max is unchanged needs exp only where its
+    F changed, any other row all of its exponentials. Rows are split into len(counts) blocks
+    (one per thread); block b, rows i_lo:i_hi (i_lo = b n // len(counts)), writes counts[b]
+    entries at values[i_lo K:], at[i_lo K:]: F - rowmax at those places, and their flat index
+    i K + k (for ``np.exp`` and ``softmax_from_exponentials``). F_last and row_max (the F and
+    row maxima of the last scoring) are brought up to date, and top[i] is set to the first
+    largest score's class; scored False: nothing was scored yet, every exponential is new.
+
+    Exponentials that are kept are the very values a full recomputation would give, since
+    their arguments are bit for bit the same; rows are independent, so the blocks change
+    nothing in the result.
+    """
+    n = F.shape[0]
+    n_blocks = counts.shape[0]
+    for block in prange(n_blocks):
+        counts[block] = _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, block * n // n_blocks,
+                                                 (block + 1) * n // n_blocks)
+
+
+@njit(cache=True, parallel=True)
+def softmax_from_exponentials(F, E, values, at, counts, y, p, pc, top, rest, margin):
     """p = softmax(F), pc = 1 - p (see losses.softmax_with_loss), after E.flat[at] = values.
 
-    values[:count] hold the new exponentials (computed by NumPy's vectorised exp, several
-    times faster than a scalar exp here, and the same values as the reference's); top as
-    exponent_arguments leaves it. Fills, per row, rest (the sum of the other exponentials) and margin
-    (F_top - F_y): the loss is margin + log1p(rest), summed by the caller with NumPy's
-    log1p and sum, as the reference does.
+    values, at and counts as exponent_arguments leaves them, but with the new exponentials in
+    values (computed by NumPy's vectorised exp, several times faster than a scalar exp here,
+    and the same values as the reference's); top as exponent_arguments leaves it. Fills, per
+    row, rest (the sum of the other exponentials) and margin (F_top - F_y): the loss is
+    margin + log1p(rest), summed by the caller with NumPy's log1p and sum, as the reference
+    does. Row blocks as in exponent_arguments.
     """
     n, K = F.shape
     flat = E.reshape(n * K)
-    for j in range(count):
-        flat[at[j]] = values[j]
-    for i in range(n):
-        t = top[i]
-        r = 0.0
-        for k in range(K):
-            if k != t:
-                r += E[i, k]
-        norm = 1.0 + r
-        for k in range(K):
-            p[i, k] = E[i, k] / norm
-            pc[i, k] = 1.0 - p[i, k]
-        p[i, t] = 1.0 / norm
-        pc[i, t] = r / norm
-        rest[i] = r
-        margin[i] = F[i, t] - F[i, y[i]]
+    n_blocks = counts.shape[0]
+    for block in prange(n_blocks):
+        i_lo = block * n // n_blocks
+        i_hi = (block + 1) * n // n_blocks
+        for j in range(i_lo * K, i_lo * K + counts[block]):
+            flat[at[j]] = values[j]
+        for i in range(i_lo, i_hi):
+            t = top[i]
+            r = 0.0
+            for k in range(K):
+                if k != t:
+                    r += E[i, k]
+            norm = 1.0 + r
+            for k in range(K):
+                p[i, k] = E[i, k] / norm
+                pc[i, k] = 1.0 - p[i, k]
+            p[i, t] = 1.0 / norm
+            pc[i, t] = r / norm
+            rest[i] = r
+            margin[i] = F[i, t] - F[i, y[i]]
 
 
 @njit(cache=True)
@@ -148,20 +175,35 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
             C[k] += pr * p[i, k]
 
 
+# The parallel passes give every thread its own block of classes (or features) and its own
+# accumulators, zero like the shared ones, copied out at the end: threads summing into one
+# shared array would write to the same cache lines at every row (false sharing), which made
+# two threads several times slower than one.
+
+
 @njit(cache=True, parallel=True)
 def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks):
     # threads own disjoint class blocks: each class is still summed in row order
     K = p.shape[1]
     for block in prange(n_blocks):
-        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, block * K // n_blocks,
-                    (block + 1) * K // n_blocks)
+        k_lo = block * K // n_blocks
+        k_hi = (block + 1) * K // n_blocks
+        G_own = np.zeros(K)
+        Hd_own = np.zeros(K)
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G_own, Hd_own, k_lo, k_hi)
+        G[k_lo:k_hi] = G_own[k_lo:k_hi]
+        Hd[k_lo:k_hi] = Hd_own[k_lo:k_hi]
 
 
 @njit(cache=True, parallel=True)
 def _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks):
     K = p.shape[1]
     for block in prange(n_blocks):
-        _cross_sums(rows, start, stop, p, w, weighted, r, C, block * K // n_blocks, (block + 1) * K // n_blocks)
+        k_lo = block * K // n_blocks
+        k_hi = (block + 1) * K // n_blocks
+        C_own = np.zeros(K)
+        _cross_sums(rows, start, stop, p, w, weighted, r, C_own, k_lo, k_hi)
+        C[k_lo:k_hi] = C_own[k_lo:k_hi]
 
 
 @njit(cache=True)
@@ -306,7 +348,11 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
     # order, so the result is the sequential one, whatever the number of threads.
     D = codes.shape[1]
     for block in prange(n_blocks):
-        _accumulate(rows, start, stop, codes, gh, hist, block * D // n_blocks, (block + 1) * D // n_blocks)
+        f_lo = block * D // n_blocks
+        f_hi = (block + 1) * D // n_blocks
+        own = np.zeros(hist.shape)
+        _accumulate(rows, start, stop, codes, gh, own, f_lo, f_hi)
+        hist[f_lo:f_hi] = own[f_lo:f_hi]
 
 
 @njit(cache=True)
@@ -487,14 +533,22 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 #
 # ``grow_tree`` runs what ``grower.TreeGrower`` runs with the NumPy backend, node for node, but
 # without Python between the stages (its overhead per node would dominate small data). The two
-# children of a split are evaluated as one batch, and each pass over their rows is one
-# parallel region when the batch is large enough::
+# children of a split are evaluated as one batch. With two threads or more:
 #
-#     pass                  threads own               per node, summed in row order
-#     class sums G, Hd      a block of classes        G_k, Hd_k            -> r
-#     cross sums C          a block of classes        C_rk                 -> s, eq (33)
-#     histograms            a block of features       hist[f, code, :]     -> best split
+# - the two children run on one thread each, all their passes in one parallel region
+#   (_evaluate_siblings_parallel), from SIBLING_CELLS;
+# - a batch of one (the root), or a batch below SIBLING_CELLS, runs its passes one after
+#   another, each split between the threads where it is large enough::
 #
+#     pass                  threads own               per node, summed in row order    from
+#     class sums G, Hd      a block of classes        G_k, Hd_k            -> r        PARALLEL_CELLS
+#     cross sums C          a block of classes        C_rk                 -> s, (33)  PARALLEL_CELLS
+#     histograms            a block of features       hist[f, code, :]     -> split    HISTOGRAM_CELLS
+#
+# Measured on the 2-core machine (2026-11-23, letter, 2 threads): the siblings in parallel and
+# the root's histogram by features take a tree from 5.6 to 4.4 ms; splitting the class sums
+# by class blocks was slower than one thread (each thread still reads every row), hence their
+# high threshold. Threads never sum into a shared array: each has its own accumulators.
 # Every sum still runs over the node's rows in row order on one thread, so the result is the
 # sequential one whatever the number of threads (and the NumPy reference's).
 
@@ -507,8 +561,9 @@ def _histogram_block(rows, start, stop, r, s, codes, p, pc, y, w, weighted, firs
     for j in range(start, stop):
         i = rows[j]
         g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
+        ci = codes[i]
         for f in range(f_lo, f_hi):
-            c = codes[i, f]
+            c = ci[f]
             hist[f, c, GRAD] += g
             hist[f, c, HESS] += h
             hist[f, c, COUNT] += 1.0
@@ -519,10 +574,14 @@ def _histograms_parallel(rows, batch, n_batch, start, stop, pair, codes, p, pc, 
                          n_blocks):
     D = codes.shape[1]
     for block in prange(n_blocks):
+        f_lo = block * D // n_blocks
+        f_hi = (block + 1) * D // n_blocks
+        own = np.empty(hist.shape[1:])
         for b in range(n_batch):
             node = batch[b]
             _histogram_block(rows, start[node], stop[node], pair[node, 0], pair[node, 1], codes, p, pc, y, w,
-                             weighted, first_order, hist[b], block * D // n_blocks, (block + 1) * D // n_blocks)
+                             weighted, first_order, own, f_lo, f_hi)
+            hist[b, f_lo:f_hi] = own[f_lo:f_hi]
 
 
 @njit(cache=True, parallel=True)
@@ -531,9 +590,15 @@ def _batch_class_sums_parallel(rows, batch, n_batch, start, stop, p, pc, top, y,
     for block in prange(n_blocks):
         k_lo = block * K // n_blocks
         k_hi = (block + 1) * K // n_blocks
+        G_own = np.zeros(K)
+        Hd_own = np.zeros(K)
         for b in range(n_batch):
             node = batch[b]
-            _class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G[b], Hd[b], k_lo, k_hi)
+            G_own[:] = 0.0
+            Hd_own[:] = 0.0
+            _class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_own, Hd_own, k_lo, k_hi)
+            G[b, k_lo:k_hi] = G_own[k_lo:k_hi]
+            Hd[b, k_lo:k_hi] = Hd_own[k_lo:k_hi]
 
 
 @njit(cache=True, parallel=True)
@@ -542,9 +607,12 @@ def _batch_cross_sums_parallel(rows, batch, n_batch, start, stop, p, w, weighted
     for block in prange(n_blocks):
         k_lo = block * K // n_blocks
         k_hi = (block + 1) * K // n_blocks
+        C_own = np.zeros(K)
         for b in range(n_batch):
             node = batch[b]
-            _cross_sums(rows, start[node], stop[node], p, w, weighted, r[b], C[b], k_lo, k_hi)
+            C_own[:] = 0.0
+            _cross_sums(rows, start[node], stop[node], p, w, weighted, r[b], C_own, k_lo, k_hi)
+            C[b, k_lo:k_hi] = C_own[k_lo:k_hi]
 
 
 @njit(cache=True)
@@ -583,6 +651,60 @@ def _batch_pairs(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, 
 
 
 @njit(cache=True)
+def _evaluate_node(slot, node, can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted, rule_eq32, fixed_r,
+                   fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, G, Hd, C,
+                   hist, prefix, suffix, cand_gain, cand_at):
+    """One node of a batch, on one thread: its pair, then its histogram and best split (or
+    only its sums, if it cannot be split), with the batch slot's scratch arrays.
+
+    The same stages in the same order as the batch passes of grow_tree, so the same numbers.
+    """
+    K = p.shape[1]
+    D = codes.shape[1]
+    lo = start[node]
+    hi = stop[node]
+    if fixed_r < 0:
+        # the thread's own accumulators: rows of one shared (2, K) array would share a cache
+        # line, written by both threads at every row (false sharing made two threads slower
+        # than one)
+        G_own = np.zeros(K)
+        Hd_own = np.zeros(K)
+        C_own = np.zeros(K)
+        _class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, 0, K)
+        r = pick_r(G_own)
+        if not rule_eq32:
+            _cross_sums(rows, lo, hi, p, w, weighted, r, C_own, 0, K)
+        pair[node, 0] = r
+        pair[node, 1] = pick_s(G_own, Hd_own, C_own, r, rule_eq32)
+    else:
+        pair[node, 0] = fixed_r
+        pair[node, 1] = fixed_s
+    if can_grow and hi - lo >= 2 * min_samples_leaf:
+        _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, p, pc, y, w, weighted, first_order,
+                         hist[slot], 0, D)
+        g, f, bb, ml = best_split(hist[slot], min_samples_leaf, sums[node], prefix[slot], suffix[slot],
+                                  cand_gain[slot], cand_at[slot])
+        if g > 0.0:
+            split_gain[node] = g
+            feature[node] = f
+            bin_[node] = bb
+            missing_left[node] = ml
+    else:
+        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+
+
+@njit(cache=True, parallel=True)
+def _evaluate_siblings_parallel(batch, can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted, rule_eq32,
+                                fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
+                                missing_left, G, Hd, C, hist, prefix, suffix, cand_gain, cand_at):
+    # the two children of a split, one per thread: one parallel region for all their passes
+    for slot in prange(2):
+        _evaluate_node(slot, batch[slot], can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted, rule_eq32,
+                       fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
+                       missing_left, G, Hd, C, hist, prefix, suffix, cand_gain, cand_at)
+
+
+@njit(cache=True)
 def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_samples_leaf,
               rule_eq32, n_threads, fixed_r, fixed_s, first_order):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
@@ -610,10 +732,10 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
     split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
 
     hist = np.empty((2, D, n_codes, 3))  # one per node of a batch
-    prefix = np.empty((n_codes, 3))
-    suffix = np.empty((n_codes, 3))
-    cand_gain = np.empty(2 * D * n_codes)
-    cand_at = np.empty(2 * D * n_codes, np.int64)
+    prefix = np.empty((2, n_codes, 3))
+    suffix = np.empty((2, n_codes, 3))
+    cand_gain = np.empty((2, 2 * D * n_codes))
+    cand_at = np.empty((2, 2 * D * n_codes), np.int64)
     G = np.empty((2, K))
     Hd = np.empty((2, K))
     C = np.empty((2, K))
@@ -632,10 +754,16 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
     n_batch = 1
     while True:
         can_grow = n_leaves < max_leaves
-        if fixed_r < 0:
+        if n_batch == 2 and n_threads > 1 and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS:
+            _evaluate_siblings_parallel(batch, can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted,
+                                        rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
+                                        split_gain, feature, bin_, missing_left, G, Hd, C, hist, prefix, suffix,
+                                        cand_gain, cand_at)
+            n_batch = 0  # done
+        if n_batch > 0 and fixed_r < 0:
             _batch_pairs(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, r, pair,
                          n_threads)
-        else:
+        elif n_batch > 0:
             for b in range(n_batch):
                 pair[batch[b], 0] = fixed_r
                 pair[batch[b], 1] = fixed_s
@@ -651,7 +779,7 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
                 node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
                           sums[node])
         if n_grow > 0:
-            if n_threads > 1 and cells >= PARALLEL_CELLS:
+            if n_threads > 1 and cells >= HISTOGRAM_CELLS:
                 _histograms_parallel(rows, grow, n_grow, start, stop, pair, codes, p, pc, y, w, weighted, first_order,
                                      hist, min(n_threads, D))
             else:
@@ -661,7 +789,8 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
                                      weighted, first_order, hist[b], 0, D)
             for b in range(n_grow):
                 node = grow[b]
-                g, f, bb, ml = best_split(hist[b], min_samples_leaf, sums[node], prefix, suffix, cand_gain, cand_at)
+                g, f, bb, ml = best_split(hist[b], min_samples_leaf, sums[node], prefix[b], suffix[b], cand_gain[b],
+                                          cand_at[b])
                 if g > 0.0:
                     split_gain[node] = g
                     feature[node] = f

@@ -50,17 +50,28 @@ class CpuBackend(Backend):
         self._scratch = np.empty(n, dtype=np.int64)
         self._gh = np.empty((n, 2))
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+        self._exp_counts = np.zeros(self.n_threads, dtype=np.int64)
         K = self.n_classes
         self._G, self._Hd, self._C = np.empty(K), np.empty(K), np.empty(K)
 
     def set_scores(self, F):
         F = np.ascontiguousarray(F, dtype=np.float64)
-        count = kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
-                                           self._exp_at)
-        values = self._exp_values[:count]
-        np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
-        kernels.softmax_from_exponentials(F, self._exponentials, self._exp_values, self._exp_at, count, self.y,
-                                          self.p, self.pc, self.top, self._rest, self._margin)
+        n, K = F.shape
+        # row blocks, one per thread, where the rows are many enough to pay for a second thread
+        counts = self._exp_counts[:self.n_threads if n * K >= kernels.PARALLEL_SCORES else 1]
+        previous = numba.get_num_threads()
+        numba.set_num_threads(self.n_threads)
+        try:
+            kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
+                                       self._exp_at, counts)
+            for block, count in enumerate(counts):
+                offset = block * n // len(counts) * K
+                values = self._exp_values[offset:offset + count]
+                np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
+            kernels.softmax_from_exponentials(F, self._exponentials, self._exp_values, self._exp_at, counts, self.y,
+                                              self.p, self.pc, self.top, self._rest, self._margin)
+        finally:
+            numba.set_num_threads(previous)
         self._scored = True
         # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
         per_sample = self._margin
