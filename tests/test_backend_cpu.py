@@ -130,11 +130,15 @@ def test_parallel_sums_are_the_sequential_ones():
     np.testing.assert_array_equal(fast._G, np.where(np.arange(k) == y[:, None], -fast.pc, fast.p).sum(axis=0))
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("params", [GrowerParams(), GrowerParams(fixed_pair=(2, -1), first_order=True)])
-def test_two_threads_grow_the_python_growers_tree(params):
+def test_larger_data_grows_the_python_growers_tree(params, n_threads):
     # large enough for every two-thread path: the children of a split on one thread each
     # (SIBLING_CELLS), the root's histogram by feature blocks (HISTOGRAM_CELLS) and the scores
-    # by row blocks (PARALLEL_SCORES); several trees, so that the scores are updated in place
+    # by row blocks (PARALLEL_SCORES); several trees, so that the scores are updated in place.
+    # The first tree starts from F = 0, where classes of equal counts tie exactly: the larger
+    # child's derived class sums (and two threads' sums by halves) must not break those ties
+    # another way than the rows' own sums (they fall back to them)
     from gpuboost.backends import _numba_cpu as kernels
 
     rng = np.random.default_rng(13)
@@ -145,8 +149,8 @@ def test_two_threads_grow_the_python_growers_tree(params):
     codes[rng.random((n, d)) < 0.05] = 255
     y = (codes[:, 0] // 6 + (codes[:, 1] > 16)) % k
     ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
-    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=2)
-    if fast.n_threads < 2:
+    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
+    if fast.n_threads < n_threads:
         pytest.skip("numba has one thread here")
     edge = lambda f, b: float(b)  # noqa: E731
     F = np.zeros((n, k))
@@ -162,6 +166,79 @@ def test_two_threads_grow_the_python_growers_tree(params):
         np.testing.assert_array_equal(seg_a, seg_b)
         np.testing.assert_array_equal(ref.rows, fast.rows)
         fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])
+
+
+def _class_sums_direct(rows, p, pc, top, y, w):
+    from gpuboost.backends import _numba_cpu as kernels
+
+    K = p.shape[1]
+    G, Hd, A = np.empty(K), np.empty(K), np.empty(K)
+    kernels.node_class_sums(rows, 0, len(rows), p, pc, top, y, w, True, G, Hd, A, 1)
+    stats = np.empty((kernels.N_STATS, K))
+    kernels.summed_stats(G, Hd, A, len(rows), stats)
+    return stats
+
+
+@pytest.mark.parametrize("scale", [None, 0.0, 1.0, 8.0, 40.0])  # None: every class ties; 40: converged rows
+@pytest.mark.parametrize("rule_eq32", [False, True])
+def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
+    # The larger child's class sums as parent minus sibling: their bounds hold, and the pair
+    # they are allowed to pick (certain_r, certain_s) is the one its own sums pick. With
+    # scale None (F = 0, every class as many rows in both children) all classes tie but for
+    # rounding, and the derived sums would often pick another class than the child's own
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(21)
+    u = np.finfo(float).eps / 2
+    certain = misled = 0
+    for trial in range(40):
+        K = int(rng.integers(2, 9))
+        if scale is None:
+            n_small, n_large = K * int(rng.integers(5, 30)), K * int(rng.integers(30, 60))
+            n = n_small + n_large
+            F = np.zeros((n, K))
+            y = np.concatenate([np.arange(n_small) % K, np.arange(n_large) % K])
+            rows = np.concatenate([rng.permutation(n_small), n_small + rng.permutation(n_large)]).astype(np.int64)
+            cut = n_small
+        else:
+            n = int(rng.integers(20, 400))
+            F = scale * rng.normal(size=(n, K))
+            y = rng.integers(0, K, size=n) if trial % 2 else np.argmax(F + rng.normal(size=(n, K)), axis=1)
+            rows = rng.permutation(n).astype(np.int64)
+            cut = int(rng.integers(1, n))
+        backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
+        backend.set_scores(F)
+        p, pc, top = backend.p, backend.pc, backend.top
+        w = rng.uniform(0.5, 2.0, size=n) if trial % 4 == 1 and scale is not None else np.ones(n)
+        small, large = (rows[:cut], rows[cut:]) if cut <= n - cut else (rows[cut:], rows[:cut])
+        parent = _class_sums_direct(np.concatenate([small, large]) if trial % 3 else rows, p, pc, top, y, w)
+        s_stats = _class_sums_direct(small, p, pc, top, y, w)
+        derived = np.empty_like(parent)
+        kernels.derived_stats(parent, s_stats, derived)
+        own = _class_sums_direct(large, p, pc, top, y, w)
+        m = len(large)
+        for stat, err, mag in ((kernels.STAT_G, kernels.STAT_EG, kernels.STAT_SG),
+                               (kernels.STAT_HD, kernels.STAT_EH, kernels.STAT_SH)):
+            assert np.all(np.abs(derived[stat] - own[stat]) <= derived[err] + 2 * m * u * derived[mag])
+        r_own = kernels.pick_r(own[kernels.STAT_G])
+        C = np.empty(K)
+        kernels.node_cross_sums(large, 0, m, p, w, True, rule_eq32, r_own, C, 1)
+        s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
+        naive_r = kernels.pick_r(derived[kernels.STAT_G])
+        naive_s = kernels.pick_s(derived[kernels.STAT_G], derived[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
+        misled += naive_r != r_own or naive_s != s_own
+        r = kernels.certain_r(derived, m)
+        if r < 0:
+            continue
+        assert r == r_own
+        s = kernels.certain_s(derived, m, C, r, rule_eq32)
+        if s >= 0:
+            assert s == s_own
+            certain += 1
+    if scale is None:
+        assert misled > 0 and certain == 0  # the danger is real, and every pick was left to the rows
+    else:
+        assert certain >= 30  # elsewhere the derived sums decide, nearly always
 
 
 def test_thread_count_does_not_change_the_model(tmp_path):

@@ -142,15 +142,17 @@ def _argmax_first(values):
 
 
 @njit(cache=True)
-def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, k_lo, k_hi):
+def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k_lo, k_hi):
     # pc is 1 - p (as set_scores computes it) but at the row's top class: reading p and one
     # value of pc per row halves the memory traffic of this pass, which is what it costs.
-    # Unweighted rows skip the multiplication by 1.0 (exact either way).
+    # Unweighted rows skip the multiplication by 1.0 (exact either way). A_k sums the
+    # magnitude of the rows' negative terms (their own class's): sum |w g_k| = G_k + 2 A_k.
     for j in range(start, stop):
         i = rows[j]
         yi = y[i]
         ti = top[i]
         pct = pc[i, ti]
+        by = pct if yi == ti else 1.0 - p[i, yi]
         if weighted:
             wi = w[i]
             for k in range(k_lo, k_hi):
@@ -158,12 +160,16 @@ def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, k_lo, k_hi
                 b = pct if k == ti else 1.0 - a
                 G[k] += wi * (-b if k == yi else a)
                 Hd[k] += wi * (a * b)
+            if k_lo <= yi < k_hi:
+                A[yi] += wi * by
         else:
             for k in range(k_lo, k_hi):
                 a = p[i, k]
                 b = pct if k == ti else 1.0 - a
                 G[k] += -b if k == yi else a
                 Hd[k] += a * b
+            if k_lo <= yi < k_hi:
+                A[yi] += by
 
 
 @njit(cache=True)
@@ -182,7 +188,7 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
 
 
 @njit(cache=True, parallel=True)
-def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks):
+def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, n_blocks):
     # threads own disjoint class blocks: each class is still summed in row order
     K = p.shape[1]
     for block in prange(n_blocks):
@@ -190,9 +196,11 @@ def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n
         k_hi = (block + 1) * K // n_blocks
         G_own = np.zeros(K)
         Hd_own = np.zeros(K)
-        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G_own, Hd_own, k_lo, k_hi)
+        A_own = np.zeros(K)
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G_own, Hd_own, A_own, k_lo, k_hi)
         G[k_lo:k_hi] = G_own[k_lo:k_hi]
         Hd[k_lo:k_hi] = Hd_own[k_lo:k_hi]
+        A[k_lo:k_hi] = A_own[k_lo:k_hi]
 
 
 @njit(cache=True, parallel=True)
@@ -244,23 +252,187 @@ def node_pair(rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C
 
     G, Hd, C are scratch arrays of length K; p, pc, top as set_scores leaves them.
     """
+    node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, np.empty(p.shape[1]), n_threads)
+    return pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C, n_threads)
+
+
+@njit(cache=True)
+def node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, n_threads):
+    """G_k = sum w g_ik, Hd_k = sum w p_ik (1 - p_ik) over the node rows[start:stop], every
+    class, and A_k = sum |w g_ik| over the node's rows of class k (see _class_sums)."""
     K = p.shape[1]
-    parallel = n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS
-    n_blocks = min(n_threads, K)
     G[:] = 0.0
     Hd[:] = 0.0
-    if parallel:
-        _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks)
+    A[:] = 0.0
+    if n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS:
+        _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, min(n_threads, K))
     else:
-        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, 0, K)
+        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, 0, K)
+
+
+@njit(cache=True)
+def pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C, n_threads):
+    """The node's pair (r, s) given its class sums: r, then the cross sums C_rk and s."""
     r = pick_r(G)
+    node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C, n_threads)
+    return r, pick_s(G, Hd, C, r, rule_eq32)
+
+
+@njit(cache=True)
+def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C, n_threads):
+    """C_rk = sum w p_ir p_ik over the node's rows (all 0 for eq (32), which does not use them)."""
+    K = p.shape[1]
     C[:] = 0.0
     if not rule_eq32:
-        if parallel:
-            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks)
+        if n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS:
+            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, min(n_threads, K))
         else:
             _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
-    return r, pick_s(G, Hd, C, r, rule_eq32)
+
+
+# -- class sums of the larger child by subtraction --------------------------------------------
+# A split's larger child takes its class sums as its parent's minus its sibling's (saving one
+# pass over most of the rows), and picks its pair from them only where that pair is certainly
+# the one its own sums would give: every sum carries a bound on its distance from the exact
+# sum of its (rounded) terms, and where two candidates' intervals meet, the child sums its
+# rows after all. So the tree is the NumPy reference's, bit for bit.
+#
+# Bounds (u = eps / 2): a sum of n terms computed in order is within 2 n u sum|terms| of the
+# exact sum (the recursive summation bound, doubled to cover the rounded products w g); the
+# terms of Hd are >= 0, and sum |w g_k| = G_k + 2 A_k (A_k: the rows of class k, whose term is
+# the negative one). A difference a - b is within E_a + E_b + u |a - b| of the exact one. The
+# larger child's own sums would be within 2 n u S of the exact sums, S <= its parent's S.
+
+STAT_G, STAT_HD, STAT_SG, STAT_SH, STAT_EG, STAT_EH = 0, 1, 2, 3, 4, 5
+#: What a node of a batch has of its class sums: summed from its rows, derived, or nothing yet
+SUMMED, DERIVED, TO_SUM = 0, 1, 2
+N_STATS = 6
+UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
+
+
+@njit(cache=True)
+def summed_stats(G, Hd, A, n, stats):
+    """stats (N_STATS, K) of a node whose class sums G, Hd, A were summed over its n rows."""
+    u = UNIT_ROUNDOFF
+    for k in range(G.shape[0]):
+        sg = abs(G[k]) + 2.0 * A[k]
+        stats[STAT_G, k] = G[k]
+        stats[STAT_HD, k] = Hd[k]
+        stats[STAT_SG, k] = sg
+        stats[STAT_SH, k] = Hd[k]
+        stats[STAT_EG, k] = 2.0 * n * u * sg
+        stats[STAT_EH, k] = 2.0 * n * u * Hd[k]
+
+
+@njit(cache=True)
+def derived_stats(parent, small, stats):
+    """stats of the larger child: the parent's sums minus the smaller sibling's, with bounds."""
+    u = UNIT_ROUNDOFF
+    for k in range(parent.shape[1]):
+        g = parent[STAT_G, k] - small[STAT_G, k]
+        h = parent[STAT_HD, k] - small[STAT_HD, k]
+        stats[STAT_G, k] = g
+        stats[STAT_HD, k] = h
+        stats[STAT_SG, k] = parent[STAT_SG, k]
+        stats[STAT_SH, k] = parent[STAT_SH, k]
+        stats[STAT_EG, k] = parent[STAT_EG, k] + small[STAT_EG, k] + u * abs(g)
+        stats[STAT_EH, k] = parent[STAT_EH, k] + small[STAT_EH, k] + u * abs(h)
+
+
+@njit(cache=True, parallel=True)
+def split_stats(rows, start, stop, p, pc, top, y, w, weighted, stats):
+    """stats of a node whose class sums are summed by two threads, each over half of its rows,
+    and added: within the bounds of the halves' sums plus u |G| (see summed_stats). The pair
+    they give must be checked (certain_r, certain_s) like a derived one's."""
+    K = p.shape[1]
+    halves = np.zeros((2, 3, K))
+    mid = (start + stop) // 2
+    for half in prange(2):
+        own = np.zeros((3, K))  # G, Hd, A: the thread's own accumulators
+        lo = start if half == 0 else mid
+        hi = mid if half == 0 else stop
+        _class_sums(rows, lo, hi, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, K)
+        halves[half] = own
+    u = UNIT_ROUNDOFF
+    n = stop - start
+    for k in range(K):
+        g = halves[0, 0, k] + halves[1, 0, k]
+        h = halves[0, 1, k] + halves[1, 1, k]
+        sg = abs(halves[0, 0, k]) + abs(halves[1, 0, k]) + 2.0 * (halves[0, 2, k] + halves[1, 2, k])
+        stats[STAT_G, k] = g
+        stats[STAT_HD, k] = h
+        stats[STAT_SG, k] = sg
+        stats[STAT_SH, k] = h
+        stats[STAT_EG, k] = 2.0 * n * u * sg + u * abs(g)
+        stats[STAT_EH, k] = 2.0 * n * u * h + u * h
+
+
+@njit(cache=True)
+def certain_r(stats, n):
+    """r by the derived sums (the largest -G_k, first of equals), or -1 where the node's own
+    sums (n rows) might pick another class."""
+    K = stats.shape[1]
+    u = UNIT_ROUNDOFF
+    G = stats[STAT_G]
+    r = pick_r(G)
+    for k in range(K):
+        if k != r:
+            spread = (stats[STAT_EG, r] + 2.0 * n * u * stats[STAT_SG, r] + stats[STAT_EG, k]
+                      + 2.0 * n * u * stats[STAT_SG, k])
+            if (G[k] - G[r]) * (1.0 - 4.0 * u) <= spread:  # -G_r - (-G_k) within reach
+                return -1
+    return r
+
+
+@njit(cache=True)
+def certain_s(stats, n, C, r, rule_eq32):
+    """s given r and the node's cross sums C_rk (summed from its rows), by eq (33) (or (32))
+    from the derived sums, or -1 where the node's own sums might pick another class."""
+    K = stats.shape[1]
+    u = UNIT_ROUNDOFF
+    G = stats[STAT_G]
+    Hd = stats[STAT_HD]
+    lo = np.empty(K)
+    hi = np.empty(K)
+    for k in range(K):
+        dg_k = stats[STAT_EG, k] + 2.0 * n * u * stats[STAT_SG, k]
+        if rule_eq32:
+            lo[k] = G[k] - dg_k - 4.0 * u * abs(G[k])
+            hi[k] = G[k] + dg_k + 4.0 * u * abs(G[k])
+            continue
+        dg_r = stats[STAT_EG, r] + 2.0 * n * u * stats[STAT_SG, r]
+        dh = (stats[STAT_EH, r] + 2.0 * n * u * stats[STAT_SH, r] + stats[STAT_EH, k]
+              + 2.0 * n * u * stats[STAT_SH, k])
+        den = Hd[r] + Hd[k] + 2.0 * C[k]
+        diff = abs(G[r] - G[k])
+        reach = (dg_r + dg_k) + 4.0 * u * diff
+        den_reach = dh + 8.0 * u * abs(den)
+        if den - den_reach <= 0.0 or den == 0.0:
+            if k != r:
+                return -1  # a zero (or near zero) denominator: pick_s's special case, leave it to the rows
+            lo[k] = -np.inf
+            hi[k] = -np.inf
+            continue
+        num_lo = max(diff - reach, 0.0)
+        num_hi = diff + reach
+        lo[k] = num_lo * num_lo / (den + den_reach) * (1.0 - 16.0 * u)
+        hi[k] = num_hi * num_hi / (den - den_reach) * (1.0 + 16.0 * u)
+    score = np.empty(K)
+    for k in range(K):
+        score[k] = G[k]
+    if not rule_eq32:
+        for k in range(K):
+            den = Hd[r] + Hd[k] + 2.0 * C[k]
+            if den == 0.0:
+                den = 1.0
+            diff = G[r] - G[k]
+            score[k] = diff * diff / den
+    score[r] = -np.inf
+    s = _argmax_first(score)
+    for k in range(K):
+        if k != r and k != s and hi[k] >= lo[s]:
+            return -1
+    return s
 
 
 @njit(cache=True)
@@ -533,10 +705,13 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 #
 # ``grow_tree`` runs what ``grower.TreeGrower`` runs with the NumPy backend, node for node, but
 # without Python between the stages (its overhead per node would dominate small data). The two
-# children of a split are evaluated as one batch. With two threads or more:
+# children of a split are evaluated as one batch: the smaller child sums its class sums, the
+# larger derives them (parent minus sibling, used where the pair is certain: see "class sums of
+# the larger child by subtraction" above). With two threads or more:
 #
 # - the two children run on one thread each, all their passes in one parallel region
-#   (_evaluate_siblings_parallel), from SIBLING_CELLS;
+#   (_evaluate_siblings_parallel), from SIBLING_CELLS; the smaller child's class sums before
+#   it, by two threads over half of its rows each (split_stats, checked like derived sums);
 # - a batch of one (the root), or a batch below SIBLING_CELLS, runs its passes one after
 #   another, each split between the threads where it is large enough::
 #
@@ -546,11 +721,13 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 #     histograms            a block of features       hist[f, code, :]     -> split    HISTOGRAM_CELLS
 #
 # Measured on the 2-core machine (2026-11-23, letter, 2 threads): the siblings in parallel and
-# the root's histogram by features take a tree from 5.6 to 4.4 ms; splitting the class sums
-# by class blocks was slower than one thread (each thread still reads every row), hence their
-# high threshold. Threads never sum into a shared array: each has its own accumulators.
-# Every sum still runs over the node's rows in row order on one thread, so the result is the
-# sequential one whatever the number of threads (and the NumPy reference's).
+# the root's histogram by features take a tree from 5.6 to 4.4 ms, the derived class sums to
+# 3.8 ms; splitting the class sums by class blocks was slower than one thread (each thread
+# still reads every row), hence their high threshold. Threads never sum into a shared array:
+# each has its own accumulators.
+#
+# Every sum that decides something is the sequential one over the node's rows in row order, so
+# the tree is the same whatever the number of threads (and the NumPy reference's).
 
 
 @njit(cache=True)
@@ -584,104 +761,69 @@ def _histograms_parallel(rows, batch, n_batch, start, stop, pair, codes, p, pc, 
             hist[b, f_lo:f_hi] = own[f_lo:f_hi]
 
 
-@njit(cache=True, parallel=True)
-def _batch_class_sums_parallel(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, G, Hd, n_blocks):
-    K = p.shape[1]
-    for block in prange(n_blocks):
-        k_lo = block * K // n_blocks
-        k_hi = (block + 1) * K // n_blocks
-        G_own = np.zeros(K)
-        Hd_own = np.zeros(K)
-        for b in range(n_batch):
-            node = batch[b]
-            G_own[:] = 0.0
-            Hd_own[:] = 0.0
-            _class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_own, Hd_own, k_lo, k_hi)
-            G[b, k_lo:k_hi] = G_own[k_lo:k_hi]
-            Hd[b, k_lo:k_hi] = Hd_own[k_lo:k_hi]
-
-
-@njit(cache=True, parallel=True)
-def _batch_cross_sums_parallel(rows, batch, n_batch, start, stop, p, w, weighted, r, C, n_blocks):
-    K = p.shape[1]
-    for block in prange(n_blocks):
-        k_lo = block * K // n_blocks
-        k_hi = (block + 1) * K // n_blocks
-        C_own = np.zeros(K)
-        for b in range(n_batch):
-            node = batch[b]
-            C_own[:] = 0.0
-            _cross_sums(rows, start[node], stop[node], p, w, weighted, r[b], C_own, k_lo, k_hi)
-            C[b, k_lo:k_hi] = C_own[k_lo:k_hi]
-
-
 @njit(cache=True)
-def _batch_pairs(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, r, pair,
-                 n_threads):
-    """pair[node] for the nodes of a batch (AOSO: each node picks its own by eq (33) / (32))."""
-    K = p.shape[1]
-    n_rows = 0
-    for b in range(n_batch):
-        n_rows += stop[batch[b]] - start[batch[b]]
-    parallel = n_threads > 1 and K > 1 and n_rows * K >= PARALLEL_CELLS
-    G[:] = 0.0
-    Hd[:] = 0.0
-    C[:] = 0.0
-    if parallel:
-        _batch_class_sums_parallel(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, G, Hd,
-                                   min(n_threads, K))
-    else:
-        for b in range(n_batch):
-            node = batch[b]
-            _class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G[b], Hd[b], 0, K)
-    for b in range(n_batch):
-        r[b] = pick_r(G[b])
-    if not rule_eq32:
-        if parallel:
-            _batch_cross_sums_parallel(rows, batch, n_batch, start, stop, p, w, weighted, r, C,
-                                       min(n_threads, K))
-        else:
-            for b in range(n_batch):
-                node = batch[b]
-                _cross_sums(rows, start[node], stop[node], p, w, weighted, r[b], C[b], 0, K)
-    for b in range(n_batch):
-        node = batch[b]
-        pair[node, 0] = r[b]
-        pair[node, 1] = pick_s(G[b], Hd[b], C[b], r[b], rule_eq32)
+def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, p, pc, top, y, w, weighted,
+                   rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
+                   missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, n_threads):
+    """One node of a batch: its pair, then its histogram and best split (or only its sums, if
+    it cannot be split), with the batch slot's scratch arrays.
 
+    AOSO, sums_state: TO_SUM, the node sums its class sums from its rows (into
+    node_stats[node]); SUMMED, node_stats[node] holds them; DERIVED, it holds derived ones
+    (derived_stats), used where the pair they give is certain (certain_r, certain_s), else the
+    node sums its rows after all.
 
-@njit(cache=True)
-def _evaluate_node(slot, node, can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted, rule_eq32, fixed_r,
-                   fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, G, Hd, C,
-                   hist, prefix, suffix, cand_gain, cand_at):
-    """One node of a batch, on one thread: its pair, then its histogram and best split (or
-    only its sums, if it cannot be split), with the batch slot's scratch arrays.
-
-    The same stages in the same order as the batch passes of grow_tree, so the same numbers.
+    n_threads 1 inside a parallel region (one thread per node); more: each pass is split
+    between the threads where it is large enough.
     """
     K = p.shape[1]
     D = codes.shape[1]
     lo = start[node]
     hi = stop[node]
     if fixed_r < 0:
-        # the thread's own accumulators: rows of one shared (2, K) array would share a cache
-        # line, written by both threads at every row (false sharing made two threads slower
-        # than one)
-        G_own = np.zeros(K)
-        Hd_own = np.zeros(K)
-        C_own = np.zeros(K)
-        _class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, 0, K)
-        r = pick_r(G_own)
-        if not rule_eq32:
-            _cross_sums(rows, lo, hi, p, w, weighted, r, C_own, 0, K)
+        # the thread's own accumulators: rows of one shared (nodes, K) array would share a
+        # cache line, written by both threads at every row (false sharing made two threads
+        # slower than one)
+        stats = np.empty((N_STATS, K))
+        C_own = np.empty(K)
+        n = hi - lo
+        r = -1
+        s = -1
+        if sums_state == SUMMED:
+            stats[:] = node_stats[node]
+            r = pick_r(stats[STAT_G])
+            node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own, n_threads)
+            s = pick_s(stats[STAT_G], stats[STAT_HD], C_own, r, rule_eq32)
+        elif sums_state == DERIVED:
+            stats[:] = node_stats[node]
+            r = certain_r(stats, n)
+            if r >= 0:
+                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own, n_threads)
+                s = certain_s(stats, n, C_own, r, rule_eq32)
+        if s < 0:  # the class sums from the node's rows
+            G_own = np.empty(K)
+            Hd_own = np.empty(K)
+            A_own = np.empty(K)
+            node_class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, A_own, n_threads)
+            summed_stats(G_own, Hd_own, A_own, n, stats)
+            node_stats[node] = stats
+            r_own = pick_r(G_own)
+            if r_own != r:
+                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r_own, C_own, n_threads)
+            r = r_own
+            s = pick_s(G_own, Hd_own, C_own, r, rule_eq32)
         pair[node, 0] = r
-        pair[node, 1] = pick_s(G_own, Hd_own, C_own, r, rule_eq32)
+        pair[node, 1] = s
     else:
         pair[node, 0] = fixed_r
         pair[node, 1] = fixed_s
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, p, pc, y, w, weighted, first_order,
-                         hist[slot], 0, D)
+        if n_threads > 1 and (hi - lo) * D >= HISTOGRAM_CELLS:
+            _histograms_parallel(rows, np.array([node]), 1, start, stop, pair, codes, p, pc, y, w, weighted,
+                                 first_order, hist[slot:slot + 1], min(n_threads, D))
+        else:
+            _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, p, pc, y, w, weighted, first_order,
+                             hist[slot], 0, D)
         g, f, bb, ml = best_split(hist[slot], min_samples_leaf, sums[node], prefix[slot], suffix[slot],
                                   cand_gain[slot], cand_at[slot])
         if g > 0.0:
@@ -694,14 +836,14 @@ def _evaluate_node(slot, node, can_grow, rows, start, stop, codes, p, pc, top, y
 
 
 @njit(cache=True, parallel=True)
-def _evaluate_siblings_parallel(batch, can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted, rule_eq32,
-                                fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
-                                missing_left, G, Hd, C, hist, prefix, suffix, cand_gain, cand_at):
+def _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, p, pc, top, y, w, weighted,
+                                rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
+                                feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
     # the two children of a split, one per thread: one parallel region for all their passes
     for slot in prange(2):
-        _evaluate_node(slot, batch[slot], can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted, rule_eq32,
-                       fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
-                       missing_left, G, Hd, C, hist, prefix, suffix, cand_gain, cand_at)
+        _evaluate_node(slot, batch[slot], can_grow, sums_state[slot], rows, start, stop, codes, p, pc, top, y, w,
+                       weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
+                       feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, 1)
 
 
 @njit(cache=True)
@@ -736,12 +878,9 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))
     cand_at = np.empty((2, 2 * D * n_codes), np.int64)
-    G = np.empty((2, K))
-    Hd = np.empty((2, K))
-    C = np.empty((2, K))
-    r = np.empty(2, np.int64)
+    node_stats = np.zeros((max_nodes, N_STATS, K))  # every node's class sums and their bounds (AOSO)
+    sums_state = np.empty(2, np.int64)
     batch = np.empty(2, np.int64)
-    grow = np.empty(2, np.int64)
     scratch = np.empty(N, rows.dtype)
 
     for j in range(N):
@@ -752,50 +891,41 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
     n_leaves = 1
     batch[0] = 0  # evaluate the root
     n_batch = 1
+    parent = -1
     while True:
         can_grow = n_leaves < max_leaves
-        if n_batch == 2 and n_threads > 1 and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS:
-            _evaluate_siblings_parallel(batch, can_grow, rows, start, stop, codes, p, pc, top, y, w, weighted,
-                                        rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                                        split_gain, feature, bin_, missing_left, G, Hd, C, hist, prefix, suffix,
-                                        cand_gain, cand_at)
-            n_batch = 0  # done
-        if n_batch > 0 and fixed_r < 0:
-            _batch_pairs(rows, batch, n_batch, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, r, pair,
-                         n_threads)
-        elif n_batch > 0:
+        sums_state[:] = TO_SUM
+        siblings_parallel = (n_batch == 2 and n_threads > 1
+                             and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS)
+        if fixed_r < 0 and n_batch == 2:
+            # the smaller child's class sums from its rows, the larger's as the parent's minus
+            # the smaller's (used where the pair they give is certain: _evaluate_node)
+            small = 0 if stop[batch[0]] - start[batch[0]] <= stop[batch[1]] - start[batch[1]] else 1
+            node = batch[small]
+            if siblings_parallel:  # summed by halves on two threads: checked like derived sums
+                split_stats(rows, start[node], stop[node], p, pc, top, y, w, weighted, node_stats[node])
+                sums_state[small] = DERIVED
+            else:
+                G_small = np.empty(K)
+                Hd_small = np.empty(K)
+                A_small = np.empty(K)
+                node_class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_small, Hd_small,
+                                A_small, n_threads)
+                summed_stats(G_small, Hd_small, A_small, stop[node] - start[node], node_stats[node])
+                sums_state[small] = SUMMED
+            derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
+            sums_state[1 - small] = DERIVED
+        if siblings_parallel:
+            _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, p, pc, top, y, w,
+                                        weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
+                                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, prefix,
+                                        suffix, cand_gain, cand_at)
+        else:
             for b in range(n_batch):
-                pair[batch[b], 0] = fixed_r
-                pair[batch[b], 1] = fixed_s
-        n_grow = 0
-        cells = 0
-        for b in range(n_batch):
-            node = batch[b]
-            if can_grow and stop[node] - start[node] >= 2 * min_samples_leaf:
-                grow[n_grow] = node
-                n_grow += 1
-                cells += (stop[node] - start[node]) * D
-            else:
-                node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
-                          sums[node])
-        if n_grow > 0:
-            if n_threads > 1 and cells >= HISTOGRAM_CELLS:
-                _histograms_parallel(rows, grow, n_grow, start, stop, pair, codes, p, pc, y, w, weighted, first_order,
-                                     hist, min(n_threads, D))
-            else:
-                for b in range(n_grow):
-                    node = grow[b]
-                    _histogram_block(rows, start[node], stop[node], pair[node, 0], pair[node, 1], codes, p, pc, y, w,
-                                     weighted, first_order, hist[b], 0, D)
-            for b in range(n_grow):
-                node = grow[b]
-                g, f, bb, ml = best_split(hist[b], min_samples_leaf, sums[node], prefix[b], suffix[b], cand_gain[b],
-                                          cand_at[b])
-                if g > 0.0:
-                    split_gain[node] = g
-                    feature[node] = f
-                    bin_[node] = bb
-                    missing_left[node] = ml
+                _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, p, pc, top, y, w,
+                               weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
+                               split_gain, feature, bin_, missing_left, node_stats, hist, prefix, suffix,
+                               cand_gain, cand_at, n_threads)
         if n_leaves >= max_leaves:
             break
         # the open leaf with the largest gain; ties: the lowest node id
@@ -821,6 +951,7 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
         batch[0] = lo
         batch[1] = lo + 1
         n_batch = 2
+        parent = best
     if first_order:  # the histograms summed weights: the values need the Hessian sums
         for node in range(n_nodes):
             node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
