@@ -6,8 +6,7 @@ regularisation; equal numbers of trees; one process, libraries one after another
 AOSO builds one tree per iteration; the peers build K trees per iteration (one per class), so
 they get ``ceil(trees / K)`` iterations. Test errors are recorded after every iteration:
 
-- gpuboost: ``eval_error_[0]`` (the eval set is scored inside the boosting loop, so its fit
-  time includes scoring the test set after every tree);
+- gpuboost: ``staged_predict`` after the timed fit;
 - scikit-learn: ``staged_predict`` after the timed fit;
 - LightGBM: raw scores of each iteration alone (``predict(..., start_iteration=i,
   num_iteration=1)``), accumulated, after the timed fit (linear in the iterations; the sums'
@@ -486,6 +485,51 @@ def bench_dataset(name, trees, libraries, threads, out, repeat=1, budgets=None):
             "results": results}
 
 
+STARTUP_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import numpy as np
+from gpuboost import BoostClassifier
+t1 = time.perf_counter()
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2000, 16))
+y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [-1.0, 0.0, 1.0])
+times = []
+for _ in range(2):
+    t = time.perf_counter()
+    BoostClassifier(n_estimators=10, max_leaves=20, n_jobs=int(sys.argv[1])).fit(X, y)
+    times.append(time.perf_counter() - t)
+print(json.dumps({"import_s": t1 - t0, "first_fit_s": times[0], "second_fit_s": times[1]}))
+"""
+
+
+def measure_startup(threads, out) -> dict:
+    """The compiled backend's one-off costs, each in a new Python process (not a timed test):
+    a first fit with an empty numba cache (compiling every kernel), then two processes that
+    load the kernels from that cache. Each process fits 10 trees on 2000 synthetic rows twice:
+    the first fit pays the compilation or the cache load, the second is the fit alone."""
+    import subprocess
+    import tempfile
+
+    out(f"\n=== start-up: numba compilation and cache (new processes, {threads} threads)")
+    rows = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("empty cache (compiles)", "cached, process 2", "cached, process 3"):
+            t = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", STARTUP_CHILD, str(threads)], env=env, check=True,
+                                  capture_output=True, text=True)
+            wall = time.perf_counter() - t
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            figures.update(label=label, process_wall_s=wall)
+            rows.append(figures)
+            out(f"  {label:24s} process {wall:6.2f} s: import {figures['import_s']:.2f} s, first fit "
+                f"{figures['first_fit_s']:.2f} s, second fit {figures['second_fit_s']:.3f} s")
+    out("  the first fit minus the second is the one-off cost: compilation with an empty cache, "
+        "loading the cached kernels after")
+    return {"threads": threads, "runs": rows}
+
+
 def parse_trees(items) -> dict:
     trees = dict(DEFAULT_TREES)
     for item in items or []:
@@ -517,6 +561,9 @@ def main(argv=None) -> int:
                         help="a library's own tree budget on every dataset, e.g. lightgbm=26000 (for the "
                              "time to a peer's best error; tables at equal trees then stop at the smaller budget)")
     parser.add_argument("--json", metavar="PATH", help="write all figures to this JSON file")
+    parser.add_argument("--startup", action="store_true",
+                        help="also measure the compiled backend's one-off costs in new processes: the first "
+                             "fit's compilation (empty numba cache) and a later process's cache load")
     parser.add_argument("--gpuboost-backend", choices=("numpy", "numba"), default="numba",
                         help="gpuboost's CPU backend: the compiled one that device='cpu' uses (default) "
                              "or the NumPy reference (sets GPUBOOST_CPU_BACKEND)")
@@ -555,6 +602,8 @@ def main(argv=None) -> int:
         "every library's fit time is training alone; test errors per iteration come from staged predictions after the fit")
     out(f"libraries: {', '.join(LABELS[lib] for lib in args.libraries)}; datasets: {', '.join(args.datasets)}")
 
+    if args.startup and "gpuboost" in args.libraries and args.gpuboost_backend == "numba":
+        info["startup"] = measure_startup(args.threads, out)
     warm_up(args.libraries, args.threads)
     info["datasets"] = {}
     for name in args.datasets:
