@@ -146,12 +146,14 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads):
     assert n * d >= kernels.HISTOGRAM_CELLS and n * k >= kernels.PARALLEL_SCORES
     assert n * (k + d) // 4 >= kernels.SIBLING_CELLS  # siblings of a quarter of the rows or more: in parallel
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[:, 8:] = rng.random((n, 4)) < [[0.5, 0.1, 0.03, 0.0]]  # binary and one-hot-like: "narrow" features
     codes[rng.random((n, d)) < 0.05] = 255
-    y = (codes[:, 0] // 6 + (codes[:, 1] > 16)) % k
+    y = (codes[:, 0] // 6 + (codes[:, 1] > 16) + 2 * codes[:, 8] + 3 * (codes[:, 9] == 1)) % k
     ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
     fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
     if fast.n_threads < n_threads:
         pytest.skip("numba has one thread here")
+    assert list(fast.narrow) == [8, 9, 10, 11] and len(fast.wide) == 8
     edge = lambda f, b: float(b)  # noqa: E731
     F = np.zeros((n, k))
     for _ in range(4):
@@ -166,6 +168,47 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads):
         np.testing.assert_array_equal(seg_a, seg_b)
         np.testing.assert_array_equal(ref.rows, fast.rows)
         fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_narrow_features_histograms_are_the_references(weighted):
+    # the whole-tree histogram (_histogram_block, and by feature blocks _histogram_parallel)
+    # with binary and one-hot-like features summed in registers: the reference's bins, exactly
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import narrow_features
+
+    rng = np.random.default_rng(31)
+    n, d, k, n_bins = 3000, 7, 4, 16
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[:, 3:] = rng.random((n, 4)) < [[0.5, 0.2, 0.02, 0.0]]
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
+    F = rng.normal(size=(n, k))
+    ref.set_scores(F)
+    fast.set_scores(F)
+    wide, narrow, codes_t = narrow_features(fast.codes, fast.n_codes)
+    assert list(wide) == [0, 1, 2] and list(narrow) == [3, 4, 5, 6]
+    segments = np.array([[0, n], [n // 3, n - 100]])
+    for pair, first_order in (((1, 3), False), ((2, -1), True), ((0, -2), False)):
+        expected = ref.histograms(segments, np.array([pair, pair]), first_order)
+        for j, (lo, hi) in enumerate(segments):
+            hist = np.full((d, fast.n_codes, 3), np.nan)
+            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow, fast.p,
+                                     fast.pc, fast.y, fast.weight, weighted, first_order, hist, np.empty((n, 2)),
+                                     0, len(wide), 0, len(narrow))
+            np.testing.assert_array_equal(hist, expected[j])
+            hist[:] = np.nan
+            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow,
+                                        fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
+            np.testing.assert_array_equal(hist, expected[j])
+            hist[:] = np.nan  # more blocks than narrow features: some blocks have none (and no scratch)
+            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow[:1],
+                                        fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
+            np.testing.assert_array_equal(hist[narrow[:1]], expected[j][narrow[:1]])
+            np.testing.assert_array_equal(hist[wide], expected[j][wide])
 
 
 def _class_sums_direct(rows, p, pc, top, y, w):

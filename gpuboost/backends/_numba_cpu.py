@@ -731,38 +731,158 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 
 
 @njit(cache=True)
-def _histogram_block(rows, start, stop, r, s, codes, p, pc, y, w, weighted, first_order, hist, f_lo, f_hi):
-    """hist[f_lo:f_hi] = the node's histogram for those features, channels computed on the fly."""
-    for f in range(f_lo, f_hi):
-        hist[f] = 0.0
+def _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist,
+                     gh, w_lo, w_hi, n_lo, n_hi):
+    """The node's histogram for the features wide[w_lo:w_hi] and narrow[n_lo:n_hi].
+
+    Wide features: one pass over the rows, channels computed on the fly, every feature of a
+    row added to its bin. Narrow features (two value codes at most, see CpuBackend): a pass per
+    pair of features over codes_t (their codes, feature-major) and the channels kept in gh
+    (scratch of >= stop - start rows), summing the three bins (0, 1, missing) in registers.
+    Row by row, such a feature adds to the same one or two bins at every row, and each addition
+    waited for the one before it through memory (covertype's 44 one-hot features: 2.6 ns a row
+    and feature; 0.7 ns in registers, two features a pass). Each bin is still summed in row
+    order: the same sums.
+    """
+    for q in range(w_lo, w_hi):
+        hist[wide[q]] = 0.0
+    for q in range(n_lo, n_hi):
+        hist[narrow[q]] = 0.0
+    if narrow.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
+        for j in range(start, stop):
+            i = rows[j]
+            g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
+            ci = codes[i]  # the row's codes as a view: about 20% faster than codes[i, f] (letter)
+            for f in range(w_lo, w_hi):
+                c = ci[f]
+                hist[f, c, GRAD] += g
+                hist[f, c, HESS] += h
+                hist[f, c, COUNT] += 1.0
+        return
+    keep = n_hi > n_lo  # gh may be empty where this block has no narrow feature
     for j in range(start, stop):
         i = rows[j]
         g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
+        if keep:
+            gh[j - start, 0] = g
+            gh[j - start, 1] = h
         ci = codes[i]
-        for f in range(f_lo, f_hi):
+        for q in range(w_lo, w_hi):
+            f = wide[q]
             c = ci[f]
             hist[f, c, GRAD] += g
             hist[f, c, HESS] += h
             hist[f, c, COUNT] += 1.0
-
-
-@njit(cache=True, parallel=True)
-def _histograms_parallel(rows, batch, n_batch, start, stop, pair, codes, p, pc, y, w, weighted, first_order, hist,
-                         n_blocks):
-    D = codes.shape[1]
-    for block in prange(n_blocks):
-        f_lo = block * D // n_blocks
-        f_hi = (block + 1) * D // n_blocks
-        own = np.empty(hist.shape[1:])
-        for b in range(n_batch):
-            node = batch[b]
-            _histogram_block(rows, start[node], stop[node], pair[node, 0], pair[node, 1], codes, p, pc, y, w,
-                             weighted, first_order, own, f_lo, f_hi)
-            hist[b, f_lo:f_hi] = own[f_lo:f_hi]
+    missing_code = hist.shape[1] - 1
+    q = n_lo
+    while q + 1 < n_hi:  # two features a pass (1.6x faster than one on covertype)
+        _narrow_pair_histogram(rows, start, stop, codes_t[q], codes_t[q + 1], gh, hist[narrow[q]],
+                               hist[narrow[q + 1]], missing_code)
+        q += 2
+    if q < n_hi:
+        _narrow_histogram(rows, start, stop, codes_t[q], gh, hist[narrow[q]], missing_code)
 
 
 @njit(cache=True)
-def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, p, pc, top, y, w, weighted,
+def _narrow_histogram(rows, start, stop, ct, gh, hist_f, missing_code):
+    """hist_f (zero on entry) = one narrow feature's bins 0, 1 and missing, summed in registers."""
+    g0 = h0 = c0 = g1 = h1 = c1 = gm = hm = cm = 0.0
+    for j in range(start, stop):
+        c = ct[rows[j]]
+        g = gh[j - start, 0]
+        h = gh[j - start, 1]
+        if c == 0:
+            g0 += g
+            h0 += h
+            c0 += 1.0
+        elif c == missing_code:
+            gm += g
+            hm += h
+            cm += 1.0
+        else:
+            g1 += g
+            h1 += h
+            c1 += 1.0
+    _put_narrow_bins(hist_f, missing_code, g0, h0, c0, g1, h1, c1, gm, hm, cm)
+
+
+@njit(cache=True)
+def _narrow_pair_histogram(rows, start, stop, ca, cb, gh, hist_a, hist_b, missing_code):
+    """_narrow_histogram of two features in one pass over the rows."""
+    a0g = a0h = a0c = a1g = a1h = a1c = amg = amh = amc = 0.0
+    b0g = b0h = b0c = b1g = b1h = b1c = bmg = bmh = bmc = 0.0
+    for j in range(start, stop):
+        i = rows[j]
+        g = gh[j - start, 0]
+        h = gh[j - start, 1]
+        c = ca[i]
+        if c == 0:
+            a0g += g
+            a0h += h
+            a0c += 1.0
+        elif c == missing_code:
+            amg += g
+            amh += h
+            amc += 1.0
+        else:
+            a1g += g
+            a1h += h
+            a1c += 1.0
+        c = cb[i]
+        if c == 0:
+            b0g += g
+            b0h += h
+            b0c += 1.0
+        elif c == missing_code:
+            bmg += g
+            bmh += h
+            bmc += 1.0
+        else:
+            b1g += g
+            b1h += h
+            b1c += 1.0
+    _put_narrow_bins(hist_a, missing_code, a0g, a0h, a0c, a1g, a1h, a1c, amg, amh, amc)
+    _put_narrow_bins(hist_b, missing_code, b0g, b0h, b0c, b1g, b1h, b1c, bmg, bmh, bmc)
+
+
+@njit(cache=True)
+def _put_narrow_bins(hist_f, missing_code, g0, h0, c0, g1, h1, c1, gm, hm, cm):
+    hist_f[0, GRAD] = g0
+    hist_f[0, HESS] = h0
+    hist_f[0, COUNT] = c0
+    hist_f[1, GRAD] = g1
+    hist_f[1, HESS] = h1
+    hist_f[1, COUNT] = c1
+    hist_f[missing_code, GRAD] = gm
+    hist_f[missing_code, HESS] = hm
+    hist_f[missing_code, COUNT] = cm
+
+
+@njit(cache=True, parallel=True)
+def _histogram_parallel(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
+                        hist, n_blocks):
+    """_histogram_block of one node by n_blocks threads, each with a block of the wide and of
+    the narrow features, its own histogram (copied out) and its own channel scratch."""
+    n_wide = wide.shape[0]
+    n_narrow = narrow.shape[0]
+    for block in prange(n_blocks):
+        w_lo = block * n_wide // n_blocks
+        w_hi = (block + 1) * n_wide // n_blocks
+        n_lo = block * n_narrow // n_blocks
+        n_hi = (block + 1) * n_narrow // n_blocks
+        own = np.empty(hist.shape)
+        gh = np.empty((stop - start if n_hi > n_lo else 0, 2))
+        _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
+                         own, gh, w_lo, w_hi, n_lo, n_hi)
+        for q in range(w_lo, w_hi):
+            hist[wide[q]] = own[wide[q]]
+        for q in range(n_lo, n_hi):
+            hist[narrow[q]] = own[narrow[q]]
+
+
+@njit(cache=True)
+def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh, p, pc, top,
+                   y, w, weighted,
                    rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
                    missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, n_threads):
     """One node of a batch: its pair, then its histogram and best split (or only its sums, if
@@ -819,11 +939,11 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, p
         pair[node, 1] = fixed_s
     if can_grow and hi - lo >= 2 * min_samples_leaf:
         if n_threads > 1 and (hi - lo) * D >= HISTOGRAM_CELLS:
-            _histograms_parallel(rows, np.array([node]), 1, start, stop, pair, codes, p, pc, y, w, weighted,
-                                 first_order, hist[slot:slot + 1], min(n_threads, D))
+            _histogram_parallel(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y,
+                                w, weighted, first_order, hist[slot], min(n_threads, D))
         else:
-            _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, p, pc, y, w, weighted, first_order,
-                             hist[slot], 0, D)
+            _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
+                             weighted, first_order, hist[slot], gh[slot], 0, wide.shape[0], 0, narrow.shape[0])
         g, f, bb, ml = best_split(hist[slot], min_samples_leaf, sums[node], prefix[slot], suffix[slot],
                                   cand_gain[slot], cand_at[slot])
         if g > 0.0:
@@ -836,20 +956,25 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, p
 
 
 @njit(cache=True, parallel=True)
-def _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, p, pc, top, y, w, weighted,
+def _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh, p, pc,
+                                top, y, w, weighted,
                                 rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
                                 feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
     # the two children of a split, one per thread: one parallel region for all their passes
     for slot in prange(2):
-        _evaluate_node(slot, batch[slot], can_grow, sums_state[slot], rows, start, stop, codes, p, pc, top, y, w,
+        _evaluate_node(slot, batch[slot], can_grow, sums_state[slot], rows, start, stop, codes, wide, codes_t, narrow,
+                       gh, p, pc, top, y, w,
                        weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
                        feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, 1)
 
 
 @njit(cache=True)
-def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_samples_leaf,
+def grow_tree(codes, wide, codes_t, narrow, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_samples_leaf,
               rule_eq32, n_threads, fixed_r, fixed_s, first_order):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
+
+    The features are split into wide and narrow ones (feature ids; codes_t holds the narrow
+    ones' codes, feature-major): see _histogram_block.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
     p, pc, top as CpuBackend.set_scores leaves them.
@@ -874,6 +999,7 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
     split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
 
     hist = np.empty((2, D, n_codes, 3))  # one per node of a batch
+    gh = np.empty((2, N if narrow.shape[0] > 0 else 0, 2))  # the rows' channels, for narrow features
     prefix = np.empty((2, n_codes, 3))
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))
@@ -916,13 +1042,15 @@ def grow_tree(codes, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_
             derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
             sums_state[1 - small] = DERIVED
         if siblings_parallel:
-            _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, p, pc, top, y, w,
+            _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow,
+                                        gh, p, pc, top, y, w,
                                         weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                                         sums, split_gain, feature, bin_, missing_left, node_stats, hist, prefix,
                                         suffix, cand_gain, cand_at)
         else:
             for b in range(n_batch):
-                _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, p, pc, top, y, w,
+                _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, codes_t, narrow,
+                               gh, p, pc, top, y, w,
                                weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
                                split_gain, feature, bin_, missing_left, node_stats, hist, prefix, suffix,
                                cand_gain, cand_at, n_threads)

@@ -33,6 +33,7 @@ class CpuBackend(Backend):
         self.sample_weight = self.weight if self.weighted else None
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
+        self.wide, self.narrow, self.codes_t = narrow_features(self.codes, self.n_codes)
         self.rows = np.arange(n, dtype=np.int64)
         self.p = np.empty((n, self.n_classes))
         self.pc = np.empty((n, self.n_classes))
@@ -164,7 +165,7 @@ class CpuBackend(Backend):
         numba.set_num_threads(self.n_threads)
         try:
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
-                self.codes, self.y, self.weight, self.weighted, self.p, self.pc, self.top, self.rows, self.n_codes,
+                self.codes, self.wide, self.codes_t, self.narrow, self.y, self.weight, self.weighted, self.p, self.pc, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
@@ -176,6 +177,20 @@ class CpuBackend(Backend):
                          params.value_scale)
         leaf_ids = np.flatnonzero(tree.is_leaf)
         return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids
+
+
+def narrow_features(codes, n_codes):
+    """(wide, narrow, codes_t): the ids of the features with more than two value codes and
+    of the others (binary, one-hot: at most codes 0 and 1, and the missing code n_codes - 1),
+    and the narrow ones' codes, feature-major (kernels._histogram_block sums those in
+    registers). With fewer than three codes (one bin), every feature is wide."""
+    D = codes.shape[1]
+    if n_codes < 3 or codes.shape[0] == 0:
+        return np.arange(D, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, codes.shape[0]), codes.dtype)
+    value_max = np.where(codes == n_codes - 1, 0, codes).max(axis=0)
+    narrow = np.flatnonzero(value_max <= 1).astype(np.int64)
+    wide = np.flatnonzero(value_max > 1).astype(np.int64)
+    return wide, narrow, np.ascontiguousarray(codes[:, narrow].T)
 
 
 def _sparse_steps(trees, n_classes, learning_rate):
