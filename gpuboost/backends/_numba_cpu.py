@@ -1023,6 +1023,10 @@ def grow_tree(codes, wide, codes_t, narrow, y, w, weighted, p, pc, top, rows, n_
         sums_state[:] = TO_SUM
         siblings_parallel = (n_batch == 2 and n_threads > 1
                              and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS)
+        if fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
+            # the root's class sums by halves on two threads, checked like derived sums
+            split_stats(rows, 0, N, p, pc, top, y, w, weighted, node_stats[0])
+            sums_state[0] = DERIVED
         if fixed_r < 0 and n_batch == 2:
             # the smaller child's class sums from its rows, the larger's as the parent's minus
             # the smaller's (used where the pair they give is certain: _evaluate_node)
