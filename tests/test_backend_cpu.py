@@ -108,12 +108,13 @@ def test_converged_probabilities_keep_their_digits():
 
 
 def test_parallel_sums_are_the_sequential_ones():
-    # large enough for the parallel paths (rows x features, rows x classes >= PARALLEL_CELLS)
+    # large enough for the staged histogram's feature-parallel path (rows x features >=
+    # PARALLEL_CELLS), and pairs of a large node
     from gpuboost.backends._numba_cpu import PARALLEL_CELLS
 
     rng = np.random.default_rng(11)
     n, d, k = 140000, 8, 8
-    assert n * d >= PARALLEL_CELLS and n * k >= PARALLEL_CELLS
+    assert n * d >= PARALLEL_CELLS
     codes = rng.integers(0, 64, size=(n, d)).astype(np.uint8)
     codes[rng.random((n, d)) < 0.05] = 255
     y = rng.integers(0, k, size=n)
@@ -216,7 +217,7 @@ def _class_sums_direct(rows, p, pc, top, y, w):
 
     K = p.shape[1]
     G, Hd, A = np.empty(K), np.empty(K), np.empty(K)
-    kernels.node_class_sums(rows, 0, len(rows), p, pc, top, y, w, True, G, Hd, A, 1)
+    kernels.node_class_sums(rows, 0, len(rows), p, pc, top, y, w, True, G, Hd, A)
     stats = np.empty((kernels.N_STATS, K))
     kernels.summed_stats(G, Hd, A, len(rows), stats)
     return stats
@@ -265,7 +266,7 @@ def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
             assert np.all(np.abs(derived[stat] - own[stat]) <= derived[err] + 2 * m * u * derived[mag])
         r_own = kernels.pick_r(own[kernels.STAT_G])
         C = np.empty(K)
-        kernels.node_cross_sums(large, 0, m, p, w, True, rule_eq32, r_own, C, 1)
+        kernels.node_cross_sums(large, 0, m, p, w, True, rule_eq32, r_own, C)
         s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
         naive_r = kernels.pick_r(derived[kernels.STAT_G])
         naive_s = kernels.pick_s(derived[kernels.STAT_G], derived[kernels.STAT_HD], C.copy(), r_own, rule_eq32)

@@ -25,11 +25,8 @@ GAIN_NOISE = 8 * np.finfo(np.float64).eps  # as losses.GAIN_NOISE
 SPLIT_TIE = 1e-10  # as losses.SPLIT_TIE
 Z_MAX = 4.0  # as losses.Z_MAX
 
-#: Below this many (row, feature) or (row, class) cells a node's sums run on one thread:
-#: starting the thread pool costs more than it saves. Measured on the 2-core machine
-#: (2026-11-23): with 2^14 or 2^18, AOSO trees on pendigits and letter took 2-4x longer with
-#: 2 threads than with 1 (waking the pool for every pass of every node), so small data stays
-#: on one thread.
+#: The staged histogram (node_histogram, for the tests' stage-by-stage comparisons) is split
+#: between the threads by features from this many (row, feature) cells.
 PARALLEL_CELLS = 1 << 20
 
 #: The two children of a split run on two threads (one each, all their passes in one parallel
@@ -187,33 +184,6 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
 # two threads several times slower than one.
 
 
-@njit(cache=True, parallel=True)
-def _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, n_blocks):
-    # threads own disjoint class blocks: each class is still summed in row order
-    K = p.shape[1]
-    for block in prange(n_blocks):
-        k_lo = block * K // n_blocks
-        k_hi = (block + 1) * K // n_blocks
-        G_own = np.zeros(K)
-        Hd_own = np.zeros(K)
-        A_own = np.zeros(K)
-        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G_own, Hd_own, A_own, k_lo, k_hi)
-        G[k_lo:k_hi] = G_own[k_lo:k_hi]
-        Hd[k_lo:k_hi] = Hd_own[k_lo:k_hi]
-        A[k_lo:k_hi] = A_own[k_lo:k_hi]
-
-
-@njit(cache=True, parallel=True)
-def _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, n_blocks):
-    K = p.shape[1]
-    for block in prange(n_blocks):
-        k_lo = block * K // n_blocks
-        k_hi = (block + 1) * K // n_blocks
-        C_own = np.zeros(K)
-        _cross_sums(rows, start, stop, p, w, weighted, r, C_own, k_lo, k_hi)
-        C[k_lo:k_hi] = C_own[k_lo:k_hi]
-
-
 @njit(cache=True)
 def pick_r(G):
     """The node's first class r: the largest -G_k (the first of equals)."""
@@ -247,47 +217,41 @@ def pick_s(G, Hd, C, r, rule_eq32):
 
 
 @njit(cache=True)
-def node_pair(rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C, n_threads):
+def node_pair(rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C):
     """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
 
     G, Hd, C are scratch arrays of length K; p, pc, top as set_scores leaves them.
     """
-    node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, np.empty(p.shape[1]), n_threads)
-    return pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C, n_threads)
+    node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, np.empty(p.shape[1]))
+    return pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C)
 
 
 @njit(cache=True)
-def node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, n_threads):
+def node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A):
     """G_k = sum w g_ik, Hd_k = sum w p_ik (1 - p_ik) over the node rows[start:stop], every
     class, and A_k = sum |w g_ik| over the node's rows of class k (see _class_sums)."""
     K = p.shape[1]
     G[:] = 0.0
     Hd[:] = 0.0
     A[:] = 0.0
-    if n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS:
-        _class_sums_parallel(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, min(n_threads, K))
-    else:
-        _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, 0, K)
+    _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, 0, K)
 
 
 @njit(cache=True)
-def pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C, n_threads):
+def pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C):
     """The node's pair (r, s) given its class sums: r, then the cross sums C_rk and s."""
     r = pick_r(G)
-    node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C, n_threads)
+    node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C)
     return r, pick_s(G, Hd, C, r, rule_eq32)
 
 
 @njit(cache=True)
-def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C, n_threads):
+def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C):
     """C_rk = sum w p_ir p_ik over the node's rows (all 0 for eq (32), which does not use them)."""
     K = p.shape[1]
     C[:] = 0.0
     if not rule_eq32:
-        if n_threads > 1 and K > 1 and (stop - start) * K >= PARALLEL_CELLS:
-            _cross_sums_parallel(rows, start, stop, p, w, weighted, r, C, min(n_threads, K))
-        else:
-            _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
+        _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
 
 
 # -- class sums of the larger child by subtraction --------------------------------------------
@@ -339,20 +303,32 @@ def derived_stats(parent, small, stats):
         stats[STAT_EH, k] = parent[STAT_EH, k] + small[STAT_EH, k] + u * abs(h)
 
 
+@njit(cache=True)
+def _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves):
+    """halves[half] = (G, Hd, A) of the first (half 0) or second half of rows[start:stop]."""
+    mid = (start + stop) // 2
+    own = np.zeros((3, p.shape[1]))  # the thread's own accumulators
+    if half == 0:
+        _class_sums(rows, start, mid, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
+    else:
+        _class_sums(rows, mid, stop, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
+    halves[half] = own
+
+
 @njit(cache=True, parallel=True)
+def _class_sums_by_halves(rows, start, stop, p, pc, top, y, w, weighted, halves):
+    for half in prange(2):
+        _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves)
+
+
+@njit(cache=True)
 def split_stats(rows, start, stop, p, pc, top, y, w, weighted, stats):
     """stats of a node whose class sums are summed by two threads, each over half of its rows,
     and added: within the bounds of the halves' sums plus u |G| (see summed_stats). The pair
     they give must be checked (certain_r, certain_s) like a derived one's."""
     K = p.shape[1]
-    halves = np.zeros((2, 3, K))
-    mid = (start + stop) // 2
-    for half in prange(2):
-        own = np.zeros((3, K))  # G, Hd, A: the thread's own accumulators
-        lo = start if half == 0 else mid
-        hi = mid if half == 0 else stop
-        _class_sums(rows, lo, hi, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, K)
-        halves[half] = own
+    halves = np.empty((2, 3, K))
+    _class_sums_by_halves(rows, start, stop, p, pc, top, y, w, weighted, halves)
     u = UNIT_ROUNDOFF
     n = stop - start
     for k in range(K):
@@ -712,19 +688,17 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # - the two children run on one thread each, all their passes in one parallel region
 #   (_evaluate_siblings_parallel), from SIBLING_CELLS; the smaller child's class sums before
 #   it, by two threads over half of its rows each (split_stats, checked like derived sums);
-# - a batch of one (the root), or a batch below SIBLING_CELLS, runs its passes one after
-#   another, each split between the threads where it is large enough::
-#
-#     pass                  threads own               per node, summed in row order    from
-#     class sums G, Hd      a block of classes        G_k, Hd_k            -> r        PARALLEL_CELLS
-#     cross sums C          a block of classes        C_rk                 -> s, (33)  PARALLEL_CELLS
-#     histograms            a block of features       hist[f, code, :]     -> split    HISTOGRAM_CELLS
+# - the root's class sums run on two threads over half of its rows each (split_stats), its
+#   histogram by feature blocks (from HISTOGRAM_CELLS); a batch below SIBLING_CELLS runs on one
+#   thread.
 #
 # Measured on the 2-core machine (2026-11-23, letter, 2 threads): the siblings in parallel and
 # the root's histogram by features take a tree from 5.6 to 4.4 ms, the derived class sums to
-# 3.8 ms; splitting the class sums by class blocks was slower than one thread (each thread
-# still reads every row), hence their high threshold. Threads never sum into a shared array:
-# each has its own accumulators.
+# 3.8 ms. Splitting the class and cross sums by class blocks was slower than one thread (each
+# thread still reads every row): they are not split. Threads never sum into a shared array:
+# each has its own accumulators. Each parallel kernel costs seconds of compilation at the first
+# fit on a machine (about 30 s in all on the 2-core machine; 0.3 s to load them from numba's
+# cache later), so the kernels called inside a parallel region are sequential ones.
 #
 # Every sum that decides something is the sequential one over the node's rows in row order, so
 # the tree is the same whatever the number of threads (and the NumPy reference's).
@@ -881,23 +855,36 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, codes_t, narrow, p
 
 
 @njit(cache=True)
-def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh, p, pc, top,
-                   y, w, weighted,
-                   rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
-                   missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, n_threads):
-    """One node of a batch: its pair, then its histogram and best split (or only its sums, if
-    it cannot be split), with the batch slot's scratch arrays.
+def _node_histogram(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist, gh,
+                    n_threads):
+    """The node's whole histogram on one thread (n_threads is ignored)."""
+    _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist,
+                     gh, 0, wide.shape[0], 0, narrow.shape[0])
+
+
+@njit(cache=True)
+def _node_histogram_threads(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
+                            hist, gh, n_threads):
+    """The node's whole histogram, by feature blocks on n_threads threads where it is large enough."""
+    if n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS:
+        _histogram_parallel(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
+                            hist, min(n_threads, codes.shape[1]))
+    else:
+        _node_histogram(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
+                        hist, gh, 1)
+
+
+@njit(cache=True)
+def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+                 node_stats):
+    """pair[node]: AOSO's by eq (33) (or (32)), else (fixed_r, fixed_s).
 
     AOSO, sums_state: TO_SUM, the node sums its class sums from its rows (into
     node_stats[node]); SUMMED, node_stats[node] holds them; DERIVED, it holds derived ones
-    (derived_stats), used where the pair they give is certain (certain_r, certain_s), else the
-    node sums its rows after all.
-
-    n_threads 1 inside a parallel region (one thread per node); more: each pass is split
-    between the threads where it is large enough.
+    (derived_stats, split_stats), used where the pair they give is certain (certain_r,
+    certain_s), else the node sums its rows after all.
     """
     K = p.shape[1]
-    D = codes.shape[1]
     lo = start[node]
     hi = stop[node]
     if fixed_r < 0:
@@ -912,24 +899,24 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
         if sums_state == SUMMED:
             stats[:] = node_stats[node]
             r = pick_r(stats[STAT_G])
-            node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own, n_threads)
+            node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
             s = pick_s(stats[STAT_G], stats[STAT_HD], C_own, r, rule_eq32)
         elif sums_state == DERIVED:
             stats[:] = node_stats[node]
             r = certain_r(stats, n)
             if r >= 0:
-                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own, n_threads)
+                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
                 s = certain_s(stats, n, C_own, r, rule_eq32)
         if s < 0:  # the class sums from the node's rows
             G_own = np.empty(K)
             Hd_own = np.empty(K)
             A_own = np.empty(K)
-            node_class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, A_own, n_threads)
+            node_class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, A_own)
             summed_stats(G_own, Hd_own, A_own, n, stats)
             node_stats[node] = stats
             r_own = pick_r(G_own)
             if r_own != r:
-                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r_own, C_own, n_threads)
+                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r_own, C_own)
             r = r_own
             s = pick_s(G_own, Hd_own, C_own, r, rule_eq32)
         pair[node, 0] = r
@@ -937,20 +924,57 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
     else:
         pair[node, 0] = fixed_r
         pair[node, 1] = fixed_s
+
+
+@njit(cache=True)
+def _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
+                cand_gain, cand_at):
+    """The node's best split from its histogram hist[slot] (and its sums), kept if its gain is > 0."""
+    g, f, bb, ml = best_split(hist[slot], min_samples_leaf, sums[node], prefix[slot], suffix[slot], cand_gain[slot],
+                              cand_at[slot])
+    if g > 0.0:
+        split_gain[node] = g
+        feature[node] = f
+        bin_[node] = bb
+        missing_left[node] = ml
+
+
+@njit(cache=True)
+def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh, p, pc, top,
+                   y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
+                   feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, n_threads):
+    """One node of a batch: its pair, then its histogram (by feature blocks on n_threads
+    threads where it is large enough) and best split, or only its sums if it cannot be split;
+    with the batch slot's scratch arrays."""
+    _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+                 node_stats)
+    lo = start[node]
+    hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        if n_threads > 1 and (hi - lo) * D >= HISTOGRAM_CELLS:
-            _histogram_parallel(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y,
-                                w, weighted, first_order, hist[slot], min(n_threads, D))
-        else:
-            _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
-                             weighted, first_order, hist[slot], gh[slot], 0, wide.shape[0], 0, narrow.shape[0])
-        g, f, bb, ml = best_split(hist[slot], min_samples_leaf, sums[node], prefix[slot], suffix[slot],
-                                  cand_gain[slot], cand_at[slot])
-        if g > 0.0:
-            split_gain[node] = g
-            feature[node] = f
-            bin_[node] = bb
-            missing_left[node] = ml
+        _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
+                                weighted, first_order, hist[slot], gh[slot], n_threads)
+        _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
+                    cand_gain, cand_at)
+    else:
+        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+
+
+@njit(cache=True)
+def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh, p, pc,
+                         top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
+                         split_gain, feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
+    """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
+    keeps the region's compilation short (a parallel kernel compiled inside a region cost
+    seconds at the first fit)."""
+    _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+                 node_stats)
+    lo = start[node]
+    hi = stop[node]
+    if can_grow and hi - lo >= 2 * min_samples_leaf:
+        _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
+                        weighted, first_order, hist[slot], gh[slot], 1)
+        _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
+                    cand_gain, cand_at)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
 
@@ -962,10 +986,10 @@ def _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, 
                                 feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
     # the two children of a split, one per thread: one parallel region for all their passes
     for slot in prange(2):
-        _evaluate_node(slot, batch[slot], can_grow, sums_state[slot], rows, start, stop, codes, wide, codes_t, narrow,
-                       gh, p, pc, top, y, w,
-                       weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
-                       feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, 1)
+        _evaluate_node_alone(slot, batch[slot], can_grow, sums_state[slot], rows, start, stop, codes, wide, codes_t,
+                             narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                             min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                             prefix, suffix, cand_gain, cand_at)
 
 
 @njit(cache=True)
@@ -1040,7 +1064,7 @@ def grow_tree(codes, wide, codes_t, narrow, y, w, weighted, p, pc, top, rows, n_
                 Hd_small = np.empty(K)
                 A_small = np.empty(K)
                 node_class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_small, Hd_small,
-                                A_small, n_threads)
+                                A_small)
                 summed_stats(G_small, Hd_small, A_small, stop[node] - start[node], node_stats[node])
                 sums_state[small] = SUMMED
             derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
@@ -1054,10 +1078,9 @@ def grow_tree(codes, wide, codes_t, narrow, y, w, weighted, p, pc, top, rows, n_
         else:
             for b in range(n_batch):
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, codes_t, narrow,
-                               gh, p, pc, top, y, w,
-                               weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                               split_gain, feature, bin_, missing_left, node_stats, hist, prefix, suffix,
-                               cand_gain, cand_at, n_threads)
+                               gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                               prefix, suffix, cand_gain, cand_at, n_threads)
         if n_leaves >= max_leaves:
             break
         # the open leaf with the largest gain; ties: the lowest node id

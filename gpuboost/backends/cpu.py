@@ -89,7 +89,7 @@ class CpuBackend(Backend):
         for j, (start, stop) in enumerate(segments):
             pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pc, self.top, self.y,
                                          self.weight,
-                                         self.weighted, rule == "eq32", self._G, self._Hd, self._C, self.n_threads)
+                                         self.weighted, rule == "eq32", self._G, self._Hd, self._C)
         return pairs
 
     def node_sums(self, segments, pairs):
