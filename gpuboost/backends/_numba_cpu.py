@@ -304,6 +304,15 @@ def derived_stats(parent, small, stats):
 
 
 @njit(cache=True)
+def _copy2(src, dst):
+    """dst[:] = src for 2-d arrays, as loops: numba compiles array assignment slowly (seconds
+    for each kernel that uses it, at the first fit on a machine)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(cache=True)
 def _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves):
     """halves[half] = (G, Hd, A) of the first (half 0) or second half of rows[start:stop]."""
     mid = (start + stop) // 2
@@ -312,7 +321,7 @@ def _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves
         _class_sums(rows, start, mid, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
     else:
         _class_sums(rows, mid, stop, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
-    halves[half] = own
+    _copy2(own, halves[half])
 
 
 @njit(cache=True, parallel=True)
@@ -697,8 +706,9 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # 3.8 ms. Splitting the class and cross sums by class blocks was slower than one thread (each
 # thread still reads every row): they are not split. Threads never sum into a shared array:
 # each has its own accumulators. Each parallel kernel costs seconds of compilation at the first
-# fit on a machine (about 30 s in all on the 2-core machine; 0.3 s to load them from numba's
-# cache later), so the kernels called inside a parallel region are sequential ones.
+# fit on a machine (about 20 s in all on the 2-core machine; 0.3 s to load them from numba's
+# cache later), so the kernels called inside a parallel region are sequential ones, and they
+# copy arrays with loops (_copy2).
 #
 # Every sum that decides something is the sequential one over the node's rows in row order, so
 # the tree is the same whatever the number of threads (and the NumPy reference's).
@@ -849,9 +859,9 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, codes_t, narrow, p
         _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
                          own, gh, w_lo, w_hi, n_lo, n_hi)
         for q in range(w_lo, w_hi):
-            hist[wide[q]] = own[wide[q]]
+            _copy2(own[wide[q]], hist[wide[q]])
         for q in range(n_lo, n_hi):
-            hist[narrow[q]] = own[narrow[q]]
+            _copy2(own[narrow[q]], hist[narrow[q]])
 
 
 @njit(cache=True)
@@ -897,12 +907,12 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted
         r = -1
         s = -1
         if sums_state == SUMMED:
-            stats[:] = node_stats[node]
+            _copy2(node_stats[node], stats)
             r = pick_r(stats[STAT_G])
             node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
             s = pick_s(stats[STAT_G], stats[STAT_HD], C_own, r, rule_eq32)
         elif sums_state == DERIVED:
-            stats[:] = node_stats[node]
+            _copy2(node_stats[node], stats)
             r = certain_r(stats, n)
             if r >= 0:
                 node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
@@ -913,7 +923,7 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted
             A_own = np.empty(K)
             node_class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, A_own)
             summed_stats(G_own, Hd_own, A_own, n, stats)
-            node_stats[node] = stats
+            _copy2(stats, node_stats[node])
             r_own = pick_r(G_own)
             if r_own != r:
                 node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r_own, C_own)
