@@ -767,79 +767,48 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, p
         _narrow_histogram(rows, start, stop, codes_t[q], gh, hist[narrow[q]], missing_code)
 
 
+@njit(cache=True, inline="always")
+def _narrow_add(bins, c, g, h, missing_code):
+    """bins (w g, w h, count of code 0, then code 1, then missing: 9 numbers, kept in registers)
+    with a row of code c and channels g, h added."""
+    g0, h0, c0, g1, h1, c1, gm, hm, cm = bins
+    if c == 0:
+        return g0 + g, h0 + h, c0 + 1.0, g1, h1, c1, gm, hm, cm
+    if c == missing_code:
+        return g0, h0, c0, g1, h1, c1, gm + g, hm + h, cm + 1.0
+    return g0, h0, c0, g1 + g, h1 + h, c1 + 1.0, gm, hm, cm
+
+
 @njit(cache=True)
 def _narrow_histogram(rows, start, stop, ct, gh, hist_f, missing_code):
     """hist_f (zero on entry) = one narrow feature's bins 0, 1 and missing, summed in registers."""
-    g0 = h0 = c0 = g1 = h1 = c1 = gm = hm = cm = 0.0
+    bins = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for j in range(start, stop):
-        c = ct[rows[j]]
-        g = gh[j - start, 0]
-        h = gh[j - start, 1]
-        if c == 0:
-            g0 += g
-            h0 += h
-            c0 += 1.0
-        elif c == missing_code:
-            gm += g
-            hm += h
-            cm += 1.0
-        else:
-            g1 += g
-            h1 += h
-            c1 += 1.0
-    _put_narrow_bins(hist_f, missing_code, g0, h0, c0, g1, h1, c1, gm, hm, cm)
+        bins = _narrow_add(bins, ct[rows[j]], gh[j - start, 0], gh[j - start, 1], missing_code)
+    _put_narrow_bins(hist_f, missing_code, bins)
 
 
 @njit(cache=True)
 def _narrow_pair_histogram(rows, start, stop, ca, cb, gh, hist_a, hist_b, missing_code):
     """_narrow_histogram of two features in one pass over the rows."""
-    a0g = a0h = a0c = a1g = a1h = a1c = amg = amh = amc = 0.0
-    b0g = b0h = b0c = b1g = b1h = b1c = bmg = bmh = bmc = 0.0
+    bins_a = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    bins_b = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for j in range(start, stop):
         i = rows[j]
         g = gh[j - start, 0]
         h = gh[j - start, 1]
-        c = ca[i]
-        if c == 0:
-            a0g += g
-            a0h += h
-            a0c += 1.0
-        elif c == missing_code:
-            amg += g
-            amh += h
-            amc += 1.0
-        else:
-            a1g += g
-            a1h += h
-            a1c += 1.0
-        c = cb[i]
-        if c == 0:
-            b0g += g
-            b0h += h
-            b0c += 1.0
-        elif c == missing_code:
-            bmg += g
-            bmh += h
-            bmc += 1.0
-        else:
-            b1g += g
-            b1h += h
-            b1c += 1.0
-    _put_narrow_bins(hist_a, missing_code, a0g, a0h, a0c, a1g, a1h, a1c, amg, amh, amc)
-    _put_narrow_bins(hist_b, missing_code, b0g, b0h, b0c, b1g, b1h, b1c, bmg, bmh, bmc)
+        bins_a = _narrow_add(bins_a, ca[i], g, h, missing_code)
+        bins_b = _narrow_add(bins_b, cb[i], g, h, missing_code)
+    _put_narrow_bins(hist_a, missing_code, bins_a)
+    _put_narrow_bins(hist_b, missing_code, bins_b)
 
 
 @njit(cache=True)
-def _put_narrow_bins(hist_f, missing_code, g0, h0, c0, g1, h1, c1, gm, hm, cm):
-    hist_f[0, GRAD] = g0
-    hist_f[0, HESS] = h0
-    hist_f[0, COUNT] = c0
-    hist_f[1, GRAD] = g1
-    hist_f[1, HESS] = h1
-    hist_f[1, COUNT] = c1
-    hist_f[missing_code, GRAD] = gm
-    hist_f[missing_code, HESS] = hm
-    hist_f[missing_code, COUNT] = cm
+def _put_narrow_bins(hist_f, missing_code, bins):
+    for channel in range(3):
+        hist_f[0, channel] = bins[channel]
+        hist_f[1, channel] = bins[3 + channel]
+        hist_f[missing_code, channel] = bins[6 + channel]
 
 
 @njit(cache=True, parallel=True)
