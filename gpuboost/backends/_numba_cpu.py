@@ -402,18 +402,7 @@ def certain_s(stats, n, C, r, rule_eq32):
         num_hi = diff + reach
         lo[k] = num_lo * num_lo / (den + den_reach) * (1.0 - 16.0 * u)
         hi[k] = num_hi * num_hi / (den - den_reach) * (1.0 + 16.0 * u)
-    score = np.empty(K)
-    for k in range(K):
-        score[k] = G[k]
-    if not rule_eq32:
-        for k in range(K):
-            den = Hd[r] + Hd[k] + 2.0 * C[k]
-            if den == 0.0:
-                den = 1.0
-            diff = G[r] - G[k]
-            score[k] = diff * diff / den
-    score[r] = -np.inf
-    s = _argmax_first(score)
+    s = pick_s(G, Hd, C.copy(), r, rule_eq32)  # (pick_s overwrites its C)
     for k in range(K):
         if k != r and k != s and hi[k] >= lo[s]:
             return -1
