@@ -961,12 +961,13 @@ def _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, 
 
 
 @njit(cache=True)
-def grow_tree(codes, wide, codes_t, narrow, y, w, weighted, p, pc, top, rows, n_codes, max_leaves, min_samples_leaf,
-              rule_eq32, n_threads, fixed_r, fixed_s, first_order):
+def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows, n_codes, max_leaves,
+              min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and narrow ones (feature ids; codes_t holds the narrow
-    ones' codes, feature-major): see _histogram_block.
+    ones' codes, feature-major): see _histogram_block; gh, of shape (2, N, 2) if there are
+    narrow features, is scratch for their passes.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
     p, pc, top as CpuBackend.set_scores leaves them.
@@ -991,7 +992,6 @@ def grow_tree(codes, wide, codes_t, narrow, y, w, weighted, p, pc, top, rows, n_
     split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
 
     hist = np.empty((2, D, n_codes, 3))  # one per node of a batch
-    gh = np.empty((2, N if narrow.shape[0] > 0 else 0, 2))  # the rows' channels, for narrow features
     prefix = np.empty((2, n_codes, 3))
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))

@@ -34,6 +34,8 @@ class CpuBackend(Backend):
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
         self.wide, self.narrow, self.codes_t = narrow_features(self.codes, self.n_codes)
+        # the rows' channels for the narrow features' passes, a slot per node of a batch
+        self._narrow_gh = np.empty((2, n if len(self.narrow) else 0, 2))
         self.rows = np.arange(n, dtype=np.int64)
         self.p = np.empty((n, self.n_classes))
         self.pc = np.empty((n, self.n_classes))
@@ -165,7 +167,8 @@ class CpuBackend(Backend):
         numba.set_num_threads(self.n_threads)
         try:
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
-                self.codes, self.wide, self.codes_t, self.narrow, self.y, self.weight, self.weighted, self.p, self.pc, self.top, self.rows, self.n_codes,
+                self.codes, self.wide, self.codes_t, self.narrow, self._narrow_gh, self.y, self.weight, self.weighted,
+                self.p, self.pc, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
