@@ -131,9 +131,10 @@ def test_parallel_sums_are_the_sequential_ones():
     np.testing.assert_array_equal(fast._G, np.where(np.arange(k) == y[:, None], -fast.pc, fast.p).sum(axis=0))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("params", [GrowerParams(), GrowerParams(fixed_pair=(2, -1), first_order=True)])
-def test_larger_data_grows_the_python_growers_tree(params, n_threads):
+def test_larger_data_grows_the_python_growers_tree(params, n_threads, weighted):
     # large enough for every two-thread path: the children of a split on one thread each
     # (SIBLING_CELLS), the root's histogram by feature blocks (HISTOGRAM_CELLS) and the scores
     # by row blocks (PARALLEL_SCORES); several trees, so that the scores are updated in place.
@@ -150,8 +151,9 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads):
     codes[:, 8:] = rng.random((n, 4)) < [[0.5, 0.1, 0.03, 0.0]]  # binary and one-hot-like: "narrow" features
     codes[rng.random((n, d)) < 0.05] = 255
     y = (codes[:, 0] // 6 + (codes[:, 1] > 16) + 2 * codes[:, 8] + 3 * (codes[:, 9] == 1)) % k
-    ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
-    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
     if fast.n_threads < n_threads:
         pytest.skip("numba has one thread here")
     assert list(fast.narrow) == [8, 9, 10, 11] and len(fast.wide) == 8
