@@ -214,6 +214,27 @@ def test_narrow_features_histograms_are_the_references(weighted):
             np.testing.assert_array_equal(hist[wide], expected[j][wide])
 
 
+def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):
+    # the feature-major copy is only a faster path: past its size limit every feature is
+    # summed row by row, and the tree is the same
+    from gpuboost.backends import cpu
+
+    rng = np.random.default_rng(32)
+    codes = rng.integers(0, 9, size=(500, 4)).astype(np.uint8)
+    codes[:, 2:] = rng.random((500, 2)) < 0.3
+    y = (codes[:, 0] + codes[:, 2]) % 3
+    F = rng.normal(size=(500, 3))
+    trees = []
+    for limit in (cpu.NARROW_COPY_BYTES, 999):
+        monkeypatch.setattr(cpu, "NARROW_COPY_BYTES", limit)
+        fast = CpuBackend(codes, y, None, 3, n_bins=9, missing_code=255)
+        assert len(fast.narrow) == (2 if limit > 1000 else 0)
+        fast.set_scores(F)
+        trees.append(fast.grow_tree(GrowerParams(), lambda f, b: float(b))[0])
+    for name in ("feature", "bin", "missing_left", "pair", "n_samples", "value", "gain"):
+        np.testing.assert_array_equal(getattr(trees[0], name), getattr(trees[1], name), err_msg=name)
+
+
 def _class_sums_direct(rows, p, pc, top, y, w):
     from gpuboost.backends import _numba_cpu as kernels
 

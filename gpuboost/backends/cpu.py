@@ -182,17 +182,27 @@ class CpuBackend(Backend):
         return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids
 
 
+#: The feature-major copy of the narrow features' codes is made up to this many bytes (it is
+#: only a faster path: above, every feature is summed row by row).
+NARROW_COPY_BYTES = 1 << 30
+
+
 def narrow_features(codes, n_codes):
     """(wide, narrow, codes_t): the ids of the features with more than two value codes and
     of the others (binary, one-hot: at most codes 0 and 1, and the missing code n_codes - 1),
     and the narrow ones' codes, feature-major (kernels._histogram_block sums those in
-    registers). With fewer than three codes (one bin), every feature is wide."""
+    registers). With fewer than three codes (one bin), or where the copy would take more than
+    NARROW_COPY_BYTES, every feature is wide."""
     D = codes.shape[1]
+    every_feature_wide = (np.arange(D, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                          np.zeros((0, codes.shape[0]), codes.dtype))
     if n_codes < 3 or codes.shape[0] == 0:
-        return np.arange(D, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, codes.shape[0]), codes.dtype)
+        return every_feature_wide
     value_max = np.where(codes == n_codes - 1, 0, codes).max(axis=0)
     narrow = np.flatnonzero(value_max <= 1).astype(np.int64)
     wide = np.flatnonzero(value_max > 1).astype(np.int64)
+    if codes.shape[0] * len(narrow) * codes.itemsize > NARROW_COPY_BYTES:
+        return every_feature_wide
     return wide, narrow, np.ascontiguousarray(codes[:, narrow].T)
 
 
