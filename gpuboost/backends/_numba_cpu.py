@@ -10,8 +10,12 @@ is keyed on the defining file, so a caller in another file would keep a stale co
 changed callee (or of a changed constant such as PARALLEL_CELLS).
 
 Arithmetic notes. Sums are float64 and sequential in row order within a node, so the result
-does not depend on the number of threads. Histograms are laid out like the reference's:
-``hist[feature, code, channel]``, the missing code last, channels (w g, w h, count).
+does not depend on the number of threads. The one exception is the class sums that only pick
+a node's pair: a larger child's are its parent's minus its sibling's, and two threads may sum
+a node's by halves; such a pair is used only where rounding bounds prove it is the one the
+sequential sums give (see "class sums of the larger child by subtraction"). Histograms are
+laid out like the reference's: ``hist[feature, code, channel]``, the missing code last,
+channels (w g, w h, count).
 """
 
 from __future__ import annotations
