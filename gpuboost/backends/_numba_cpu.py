@@ -182,12 +182,6 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
             C[k] += pr * p[i, k]
 
 
-# The parallel passes give every thread its own block of classes (or features) and its own
-# accumulators, zero like the shared ones, copied out at the end: threads summing into one
-# shared array would write to the same cache lines at every row (false sharing), which made
-# two threads several times slower than one.
-
-
 @njit(cache=True)
 def pick_r(G):
     """The node's first class r: the largest -G_k (the first of equals)."""
@@ -383,13 +377,13 @@ def certain_s(stats, n, C, r, rule_eq32):
     Hd = stats[STAT_HD]
     lo = np.empty(K)
     hi = np.empty(K)
+    dg_r = stats[STAT_EG, r] + 2.0 * n * u * stats[STAT_SG, r]
     for k in range(K):
         dg_k = stats[STAT_EG, k] + 2.0 * n * u * stats[STAT_SG, k]
         if rule_eq32:
             lo[k] = G[k] - dg_k - 4.0 * u * abs(G[k])
             hi[k] = G[k] + dg_k + 4.0 * u * abs(G[k])
             continue
-        dg_r = stats[STAT_EG, r] + 2.0 * n * u * stats[STAT_SG, r]
         dh = (stats[STAT_EH, r] + 2.0 * n * u * stats[STAT_SH, r] + stats[STAT_EH, k]
               + 2.0 * n * u * stats[STAT_SH, k])
         den = Hd[r] + Hd[k] + 2.0 * C[k]
@@ -804,6 +798,12 @@ def _put_narrow_bins(hist_f, missing_code, bins):
         hist_f[missing_code, channel] = bins[6 + channel]
 
 
+# The parallel kernels give every thread its own accumulators (a block of features, or half of
+# a node's rows), zero like the shared ones, copied out at the end: threads summing into one
+# shared array would write to the same cache lines at every row (false sharing), which made
+# two threads several times slower than one.
+
+
 @njit(cache=True, parallel=True)
 def _histogram_parallel(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
                         hist, n_blocks):
@@ -827,9 +827,9 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, codes_t, narrow, p
 
 
 @njit(cache=True)
-def _node_histogram(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist, gh,
-                    n_threads):
-    """The node's whole histogram on one thread (n_threads is ignored)."""
+def _node_histogram(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist,
+                    gh):
+    """The node's whole histogram on one thread."""
     _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist,
                      gh, 0, wide.shape[0], 0, narrow.shape[0])
 
@@ -843,7 +843,7 @@ def _node_histogram_threads(rows, start, stop, r, s, codes, wide, codes_t, narro
                             hist, min(n_threads, codes.shape[1]))
     else:
         _node_histogram(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
-                        hist, gh, 1)
+                        hist, gh)
 
 
 @njit(cache=True)
@@ -870,9 +870,7 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted
         s = -1
         if sums_state == SUMMED:
             _copy2(node_stats[node], stats)
-            r = pick_r(stats[STAT_G])
-            node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
-            s = pick_s(stats[STAT_G], stats[STAT_HD], C_own, r, rule_eq32)
+            r, s = pair_from_class_sums(rows, lo, hi, p, w, weighted, rule_eq32, stats[STAT_G], stats[STAT_HD], C_own)
         elif sums_state == DERIVED:
             _copy2(node_stats[node], stats)
             r = certain_r(stats, n)
@@ -944,7 +942,7 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
         _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
-                        weighted, first_order, hist[slot], gh[slot], 1)
+                        weighted, first_order, hist[slot], gh[slot])
         _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
                     cand_gain, cand_at)
     else:
