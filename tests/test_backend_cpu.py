@@ -198,20 +198,22 @@ def test_narrow_features_histograms_are_the_references(weighted):
     for pair, first_order in (((1, 3), False), ((2, -1), True), ((0, -2), False)):
         expected = ref.histograms(segments, np.array([pair, pair]), first_order)
         for j, (lo, hi) in enumerate(segments):
-            hist = np.full((d, fast.n_codes, 3), np.nan)
+            hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)  # channels, and a fourth, 0
             kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow, fast.p,
                                      fast.pc, fast.y, fast.weight, weighted, first_order, hist, np.empty((n, 2)),
                                      0, len(wide), 0, len(narrow))
-            np.testing.assert_array_equal(hist, expected[j])
+            np.testing.assert_array_equal(hist[..., :3], expected[j])
+            np.testing.assert_array_equal(hist[..., 3:], 0.0)
             hist[:] = np.nan
             kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow,
                                         fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
-            np.testing.assert_array_equal(hist, expected[j])
+            np.testing.assert_array_equal(hist[..., :3], expected[j])
+            np.testing.assert_array_equal(hist[..., 3:], 0.0)
             hist[:] = np.nan  # more blocks than narrow features: some blocks have none (and no scratch)
             kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow[:1],
                                         fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
-            np.testing.assert_array_equal(hist[narrow[:1]], expected[j][narrow[:1]])
-            np.testing.assert_array_equal(hist[wide], expected[j][wide])
+            np.testing.assert_array_equal(hist[narrow[:1], :, :3], expected[j][narrow[:1]])
+            np.testing.assert_array_equal(hist[wide, :, :3], expected[j][wide])
 
 
 def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):

@@ -15,19 +15,25 @@ a node's pair: a larger child's are its parent's minus its sibling's, and two th
 a node's by halves; such a pair is used only where rounding bounds prove it is the one the
 sequential sums give (see "class sums of the larger child by subtraction"). Histograms are
 laid out like the reference's: ``hist[feature, code, channel]``, the missing code last,
-channels (w g, w h, count).
+channels (w g, w h, count); the whole-tree ones have a fourth channel, 0 (LANES).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 # Channels, as in base.py
 GRAD, HESS, COUNT = 0, 1, 2
 GAIN_NOISE = 8 * np.finfo(np.float64).eps  # as losses.GAIN_NOISE
 SPLIT_TIE = 1e-10  # as losses.SPLIT_TIE
 Z_MAX = 4.0  # as losses.Z_MAX
+
+#: The whole-tree histograms have a fourth channel, always 0, so that a row's three additions
+#: to a bin are one 4-wide vector addition (_add_to_bin).
+LANES = 4
 
 #: The staged histogram (node_histogram, for the tests' stage-by-stage comparisons) is split
 #: between the threads by features from this many (row, feature) cells.
@@ -701,6 +707,34 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # the tree is the same whatever the number of threads (and the NumPy reference's).
 
 
+@intrinsic
+def _add_to_bin(typingctx, hist, cell, g, h):
+    """hist.flat[LANES cell:][:LANES] += (g, h, 1, 0), as one 4-wide vector addition.
+
+    hist: a C-contiguous float64 array whose last axis has LANES entries (the caller checks).
+    Each lane is its own IEEE addition, so the sums are those of three scalar additions; but
+    numba compiles those as three loads, adds and stores (it leaves LLVM's SLP vectoriser off),
+    and a row's stores bound the histogram pass: this one is 1.6x faster on letter and
+    pendigits (2026-11-23).
+    """
+    if not (isinstance(hist, types.Array) and hist.dtype == types.float64 and hist.layout == "C"):
+        return None
+    sig = types.void(hist, types.int64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        lanes = ir.VectorType(ir.DoubleType(), LANES)
+        at = builder.gep(data, [builder.mul(args[1], ir.Constant(ir.IntType(64), LANES))])
+        at = builder.bitcast(at, lanes.as_pointer())
+        step = ir.Constant(lanes, [0.0, 0.0, 1.0, 0.0])
+        step = builder.insert_element(step, args[2], ir.Constant(ir.IntType(32), GRAD))
+        step = builder.insert_element(step, args[3], ir.Constant(ir.IntType(32), HESS))
+        builder.store(builder.fadd(builder.load(at, align=8), step), at, align=8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(cache=True)
 def _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order, hist,
                      gh, w_lo, w_hi, n_lo, n_hi):
@@ -715,20 +749,28 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, p
     and feature; 0.7 ns in registers, two features a pass). Each bin is still summed in row
     order: the same sums.
     """
+    if hist.shape[2] != LANES:
+        raise ValueError("_histogram_block: the histogram needs LANES channels")
+    W = hist.shape[1]
     for q in range(w_lo, w_hi):
         hist[wide[q]] = 0.0
     for q in range(n_lo, n_hi):
         hist[narrow[q]] = 0.0
     if narrow.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
-        for j in range(start, stop):
-            i = rows[j]
-            g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
-            ci = codes[i]  # the row's codes as a view: about 20% faster than codes[i, f] (letter)
-            for f in range(w_lo, w_hi):
-                c = ci[f]
-                hist[f, c, GRAD] += g
-                hist[f, c, HESS] += h
-                hist[f, c, COUNT] += 1.0
+        if weighted or first_order:
+            for j in range(start, stop):
+                i = rows[j]
+                g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
+                ci = codes[i]  # the row's codes as a view: about 20% faster than codes[i, f] (letter)
+                for f in range(w_lo, w_hi):
+                    _add_to_bin(hist, f * W + ci[f], g, h)
+        else:  # the same without the flags in the loop, which LLVM leaves there: 1.25-1.4x faster
+            for j in range(start, stop):
+                i = rows[j]
+                g, h = _pair_stat(i, r, s, p, pc, y)
+                ci = codes[i]
+                for f in range(w_lo, w_hi):
+                    _add_to_bin(hist, f * W + ci[f], g, h)
         return
     keep = n_hi > n_lo  # gh may be empty where this block has no narrow feature
     for j in range(start, stop):
@@ -740,10 +782,7 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, codes_t, narrow, p, p
         ci = codes[i]
         for q in range(w_lo, w_hi):
             f = wide[q]
-            c = ci[f]
-            hist[f, c, GRAD] += g
-            hist[f, c, HESS] += h
-            hist[f, c, COUNT] += 1.0
+            _add_to_bin(hist, f * W + ci[f], g, h)
     missing_code = hist.shape[1] - 1
     q = n_lo
     while q + 1 < n_hi:  # two features a pass (1.6x faster than one on covertype)
@@ -993,7 +1032,7 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
     right = np.full(max_nodes, -1, np.int64)
     split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
 
-    hist = np.empty((2, D, n_codes, 3))  # one per node of a batch
+    hist = np.empty((2, D, n_codes, LANES))  # one per node of a batch
     prefix = np.empty((2, n_codes, 3))
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))
