@@ -102,9 +102,14 @@ def boost(
             eval_loss[k].append(multiclass_loss(eval_F[k], e.y, e.weight))
             eval_error[k].append(int(np.count_nonzero(predicted_class(eval_F[k]) != e.y)))
 
-    def grow_iteration(F: np.ndarray, plan: list[GrowerParams]):
-        """Grow the trees of one iteration from the current p, adding each to F in place."""
+    def grow_iteration(F: np.ndarray, plan: list[GrowerParams], score: bool = False):
+        """Grow the trees of one iteration from the current p, adding each to F in place.
+
+        Returns the trees and, with ``score``, the loss of the new F where the backend computed
+        it with the update (and the next p with it: ``update_and_score``), else None.
+        """
         grown = []
+        loss = None
         for params in plan:
             if getattr(backend, "fused_update", False) and len(plan) == 1:
                 # the device grows the tree, adds it to its F and computes the next p and loss
@@ -115,9 +120,12 @@ def boost(
             else:
                 tree, leaf_segments, leaf_ids = grower.grow(params)
             step = learning_rate * tree.node_vectors(n_classes)
-            backend.update_scores(F, leaf_segments, step[leaf_ids])
+            if score and len(plan) == 1 and hasattr(backend, "update_and_score"):
+                loss = backend.update_and_score(F, leaf_segments, step[leaf_ids])
+            else:
+                backend.update_scores(F, leaf_segments, step[leaf_ids])
             grown.append(tree)
-        return grown
+        return grown, loss
 
     def rescore(F: np.ndarray) -> float:
         # a device backend keeps its own F (updated by update_scores): recompute p from it
@@ -143,7 +151,7 @@ def boost(
             best = None
             for candidate in _class_order(backend.class_losses(), search):
                 F_trial = F.copy()
-                grown = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate))
+                grown, _ = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate))
                 trial_loss = backend.set_scores(F_trial)
                 if best is None or trial_loss < best[0]:
                     best = (trial_loss, candidate, F_trial, grown)
@@ -153,8 +161,9 @@ def boost(
             trial_trees -= len(grown)  # the kept ones are no trial
             backend.set_scores(F)
         else:
-            grown = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base))
-            loss = rescore(F)  # the next iteration's probabilities, and this loss
+            grown, loss = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base), score=True)
+            if loss is None:
+                loss = rescore(F)  # the next iteration's probabilities, and this loss
         trees.extend(grown)
         train_loss.append(loss)
         if hasattr(backend, "hamming_loss"):

@@ -361,6 +361,43 @@ def test_incremental_scores_are_the_full_ones():
         np.testing.assert_array_equal(fast.top, np.argmax(Fb, axis=1))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_update_and_score_is_update_then_set_scores(weighted):
+    # the fused update (its changed scores known from the leaves) against the reference's
+    # update_scores and set_scores, bit for bit: steps that move a row's maximum, steps too
+    # small to change a score, segments that leave rows out, and an F that is not the one
+    # scored last (the two calls instead)
+    rng = np.random.default_rng(23)
+    n, k = 600, 6
+    codes = rng.integers(0, 8, size=(n, 3)).astype(np.uint8)
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    ref = NumpyBackend(codes, y, w, k, n_bins=8, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=8, missing_code=255, n_threads=2)
+    fast.rows[:] = rng.permutation(n)  # leaves hold rows in partition order, not row order
+    F_ref, F = np.zeros((n, k)), np.zeros((n, k))
+    assert ref.set_scores(F_ref) == fast.set_scores(F)
+    for step in range(8):
+        segments = np.array([[0, 150], [150, 400], [400, n - (30 if step % 2 else 0)]])
+        deltas = np.zeros((3, k))
+        for j in range(3):
+            r, s = rng.choice(k, size=2, replace=False)
+            scale = 1e-300 if step == 5 else 3.0  # step 5 changes no score
+            deltas[j, r], deltas[j, s] = rng.normal(scale=scale), -rng.normal(scale=scale)
+        F_ref = F.copy()  # the leaves' rows are fast.rows[lo:hi]
+        for j, (lo, hi) in enumerate(segments):
+            F_ref[fast.rows[lo:hi]] += deltas[j]
+        if step == 6:
+            F = F.copy()  # not the array scored last: update_scores and set_scores
+        loss = fast.update_and_score(F, segments, deltas)
+        np.testing.assert_array_equal(F, F_ref)
+        assert loss == ref.set_scores(F_ref)
+        np.testing.assert_array_equal(fast.p, ref.p)
+        np.testing.assert_array_equal(fast.pc, ref.pc)
+        np.testing.assert_array_equal(fast.top, np.argmax(F_ref, axis=1))
+    assert fast._exp_counts.sum() < n * k  # the last step recomputed only some exponentials
+
+
 @pytest.mark.parametrize("algorithm", ["aoso", "mart", "logitboost"])
 def test_ensemble_prediction_matches_tree_by_tree(algorithm):
     # CpuBackend.add_trees walks the whole ensemble in one compiled call, with sparse steps;

@@ -104,6 +104,88 @@ def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts):
                                                  (block + 1) * n // n_blocks)
 
 
+@njit(cache=True)
+def _leaves_of_rows(rows, seg_start, seg_stop, deltas, leaf_of, classes, n_changed):
+    """leaf_of[i]: row i's leaf (-1 for rows in no segment); classes[j, :n_changed[j]]: the
+    classes leaf j changes (its nonzero deltas)."""
+    K = deltas.shape[1]
+    for i in range(leaf_of.shape[0]):
+        leaf_of[i] = -1
+    for j in range(seg_start.shape[0]):
+        m = 0
+        for k in range(K):
+            if deltas[j, k] != 0.0:
+                classes[j, m] = k
+                m += 1
+        n_changed[j] = m
+        for q in range(seg_start[j], seg_stop[j]):
+            leaf_of[rows[q]] = j
+
+
+@njit(cache=True, parallel=True)
+def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, F_last, row_max, top, values, at, counts):
+    """update_scores and exponent_arguments in one pass, without comparing F with F_last: the scores that
+    changed are the leaves' nonzero classes (a class whose score a tiny step left as it was is
+    recomputed all the same: the same argument, the same exponential).
+
+    F must be the array of the last scoring, unchanged since (F_last is F, and row_max and top
+    are its row maxima and first largest classes), which saves reading F_last, and most of F:
+    a row's new maximum is its old one or a changed score, unless the top class's score went
+    down (then the row is scanned). The results are exponent_arguments' for the updated F, and
+    F_last is brought up to date the same way. Row blocks as in exponent_arguments.
+    """
+    n, K = F.shape
+    n_leaves = seg_start.shape[0]
+    classes = np.empty((n_leaves, K), np.int64)
+    n_changed = np.empty(n_leaves, np.int64)
+    _leaves_of_rows(rows, seg_start, seg_stop, deltas, leaf_of, classes, n_changed)
+    n_blocks = counts.shape[0]
+    for block in prange(n_blocks):
+        i_lo = block * n // n_blocks
+        i_hi = (block + 1) * n // n_blocks
+        count = i_lo * K
+        for i in range(i_lo, i_hi):
+            j = leaf_of[i]
+            m = row_max[i]
+            t = top[i]
+            lowered = False  # the top class's score went down: the new maximum takes a scan
+            if j >= 0:
+                for c in range(n_changed[j]):
+                    k = classes[j, c]
+                    F[i, k] += deltas[j, k]  # update_scores' addition
+                    if k == t and F[i, k] < m:
+                        lowered = True
+            if lowered:
+                m = F[i, 0]
+                t = 0
+                for k in range(1, K):
+                    if F[i, k] > m:
+                        m = F[i, k]
+                        t = k
+            elif j >= 0:  # only the changed scores can pass the maximum (or equal it at a lower class)
+                for c in range(n_changed[j]):
+                    k = classes[j, c]
+                    if F[i, k] > m or (F[i, k] == m and k < t):
+                        m = F[i, k]
+                        t = k
+            top[i] = t
+            if m != row_max[i]:
+                for k in range(K):
+                    values[count] = F[i, k] - m
+                    at[count] = i * K + k
+                    count += 1
+                    F_last[i, k] = F[i, k]
+            elif j >= 0:
+                for c in range(n_changed[j]):
+                    k = classes[j, c]
+                    values[count] = F[i, k] - m
+                    at[count] = i * K + k
+                    count += 1
+                    F_last[i, k] = F[i, k]
+            row_max[i] = m
+        counts[block] = count - i_lo * K
+
+
 @njit(cache=True, parallel=True)
 def softmax_from_exponentials(F, E, values, at, counts, y, p, pc, top, rest, margin):
     """p = softmax(F), pc = 1 - p (see losses.softmax_with_loss), after E.flat[at] = values.

@@ -46,6 +46,8 @@ class CpuBackend(Backend):
         self._F_last = np.empty((n, self.n_classes))
         self._row_max = np.empty(n)
         self._scored = False
+        self._scored_F = None  # the array set_scores last scored (update_and_score's fast path)
+        self._leaf_of = np.empty(n, dtype=np.int64)
         self._exp_values = np.empty(n * self.n_classes)
         self._exp_at = np.empty(n * self.n_classes, dtype=np.int64)
         self._rest = np.empty(n)
@@ -58,6 +60,19 @@ class CpuBackend(Backend):
         self._G, self._Hd, self._C = np.empty(K), np.empty(K), np.empty(K)
 
     def set_scores(self, F):
+        return self._score(F, None)
+
+    def update_and_score(self, F, segments, deltas):
+        """update_scores then set_scores, the same results, in fewer passes: the scores that
+        change are known from the leaves, so F is not compared with the last scored one. The
+        boosting loop calls it with the F it scored last, unchanged since; any other F takes
+        the two calls."""
+        if not self._scored or F is not self._scored_F or not F.flags.c_contiguous or F.dtype != np.float64:
+            self.update_scores(F, segments, deltas)
+            return self.set_scores(F)
+        return self._score(F, (np.asarray(segments, dtype=np.int64), np.ascontiguousarray(deltas, dtype=np.float64)))
+
+    def _score(self, F, update):
         F = np.ascontiguousarray(F, dtype=np.float64)
         n, K = F.shape
         # row blocks, one per thread, where the rows are many enough to pay for a second thread
@@ -65,8 +80,15 @@ class CpuBackend(Backend):
         previous = numba.get_num_threads()
         numba.set_num_threads(self.n_threads)
         try:
-            kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
-                                       self._exp_at, counts)
+            if update is None:
+                kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
+                                           self._exp_at, counts)
+            else:
+                segments, deltas = update
+                kernels.update_and_arguments(F, self.rows, np.ascontiguousarray(segments[:, 0]),
+                                             np.ascontiguousarray(segments[:, 1]), deltas, self._leaf_of,
+                                             self._F_last, self._row_max, self.top, self._exp_values, self._exp_at,
+                                             counts)
             for block, count in enumerate(counts):
                 offset = block * n // len(counts) * K
                 values = self._exp_values[offset:offset + count]
@@ -76,6 +98,7 @@ class CpuBackend(Backend):
         finally:
             numba.set_num_threads(previous)
         self._scored = True
+        self._scored_F = F
         # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
         per_sample = self._margin
         per_sample += np.log1p(self._rest, out=self._rest)
