@@ -416,3 +416,11 @@ def test_ensemble_prediction_matches_tree_by_tree(algorithm):
     Backend.add_trees.__func__(NumpyBackend, F_ref, model.trees_, codes, missing, 0.1)
     CpuBackend.add_trees(F_fast, model.trees_, codes, missing, 0.1)
     np.testing.assert_array_equal(F_ref, F_fast)
+
+
+def test_halves_rule_is_the_references():
+    # the kernels' copy of base.HALVES_ROWS (numba freezes module constants at compile time)
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.base import HALVES_ROWS
+
+    assert kernels.HALVES_ROWS == HALVES_ROWS

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from gpuboost import losses
-from gpuboost.backends.base import COUNT, GRAD, HESS
-from gpuboost.backends.numpy import NumpyBackend, best_splits, build_histogram
+from gpuboost.backends.base import COUNT, GRAD, HALVES_ROWS, HESS
+from gpuboost.backends.numpy import NumpyBackend, best_splits, build_histogram, halved_histogram
 
 
 def naive_histogram(codes, values, n_codes):
@@ -35,6 +35,21 @@ def test_histogram_against_naive_loop():
     codes = rng.integers(0, 7, size=(50, 4)).astype(np.uint8)
     values = rng.normal(size=(50, 2))
     np.testing.assert_allclose(build_histogram(codes, values, 7), naive_histogram(codes, values, 7), rtol=1e-12)
+
+
+def test_large_nodes_histograms_are_their_halves_sums():
+    # HALVES_ROWS rows or more: the sum of the two halves' histograms (the compiled backend's
+    # two threads); fewer: one pass. Either way the naive sums, to rounding
+    rng = np.random.default_rng(1)
+    for n in (HALVES_ROWS - 1, HALVES_ROWS, HALVES_ROWS + 7):
+        codes = rng.integers(0, 9, size=(n, 3)).astype(np.uint8)
+        values = rng.normal(size=(n, 2))
+        mid = n // 2
+        halves = build_histogram(codes[:mid], values[:mid], 9) + build_histogram(codes[mid:], values[mid:], 9)
+        expected = halves if n >= HALVES_ROWS else build_histogram(codes, values, 9)
+        np.testing.assert_array_equal(halved_histogram(codes, values, 9), expected)
+        np.testing.assert_allclose(halved_histogram(codes, values, 9), naive_histogram(codes, values, 9), rtol=1e-10,
+                                   atol=1e-10)
 
 
 def test_missing_code_is_the_last_histogram_column():

@@ -29,11 +29,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT"]
+__all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT", "HALVES_ROWS"]
 
 #: The channels of a histogram and of node sums.
 GRAD, HESS, COUNT = 0, 1, 2
 N_CHANNELS = 3
+
+#: A node of at least this many rows has the sum of its two halves' histograms (the rows of
+#: the node in partition order, split at the middle, each half summed in row order): the
+#: compiled backend gives the halves to two threads. Smaller nodes are summed in one pass. The
+#: rule depends on the node alone, never on the number of threads.
+HALVES_ROWS = 4096
 
 
 @dataclass
@@ -133,6 +139,7 @@ class Backend(ABC):
     def histograms(self, segments: np.ndarray, pairs: np.ndarray, first_order: bool = False) -> np.ndarray:
         """Histograms of a batch of nodes, shape (n_nodes, n_features, n_codes, N_CHANNELS).
 
+        A node of HALVES_ROWS rows or more has the sum of its two halves' histograms.
         With ``first_order`` the HESS channel sums the weights w_i (1 per row unweighted)
         instead of w_i h_i: the first-order gain of MART and ABC-MART.
         """
