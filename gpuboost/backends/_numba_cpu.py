@@ -57,23 +57,39 @@ PARALLEL_SCORES = 1 << 16
 
 
 @njit(cache=True)
+def _row_top(F, i):
+    """Row i's largest score and its first class."""
+    m = F[i, 0]
+    t = 0
+    for k in range(1, F.shape[1]):
+        if F[i, k] > m:
+            m = F[i, k]
+            t = k
+    return m, t
+
+
+@njit(cache=True)
+def _row_arguments(F, F_last, i, m, values, at, count):
+    """Every exponent argument of row i (its maximum m changed) from values[count]; F_last[i]
+    brought up to date. Returns the next count."""
+    K = F.shape[1]
+    for k in range(K):
+        values[count] = F[i, k] - m
+        at[count] = i * K + k
+        count += 1
+        F_last[i, k] = F[i, k]
+    return count
+
+
+@njit(cache=True)
 def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, i_hi):
     K = F.shape[1]
     count = i_lo * K  # this block's region of values and at
     for i in range(i_lo, i_hi):
-        m = F[i, 0]
-        t = 0
-        for k in range(1, K):
-            if F[i, k] > m:
-                m = F[i, k]
-                t = k
+        m, t = _row_top(F, i)
         top[i] = t
         if not scored or m != row_max[i]:
-            for k in range(K):
-                values[count] = F[i, k] - m
-                at[count] = i * K + k
-                count += 1
-                F_last[i, k] = F[i, k]
+            count = _row_arguments(F, F_last, i, m, values, at, count)
         else:
             for k in range(K):
                 if F[i, k] != F_last[i, k]:
@@ -161,12 +177,7 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, F_last, 
                     if k == t and F[i, k] < m:
                         lowered = True
             if lowered:
-                m = F[i, 0]
-                t = 0
-                for k in range(1, K):
-                    if F[i, k] > m:
-                        m = F[i, k]
-                        t = k
+                m, t = _row_top(F, i)
             elif j >= 0:  # only the changed scores can pass the maximum (or equal it at a lower class)
                 for c in range(n_changed[j]):
                     k = classes[j, c]
@@ -175,11 +186,7 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, F_last, 
                         t = k
             top[i] = t
             if m != row_max[i]:
-                for k in range(K):
-                    values[count] = F[i, k] - m
-                    at[count] = i * K + k
-                    count += 1
-                    F_last[i, k] = F[i, k]
+                count = _row_arguments(F, F_last, i, m, values, at, count)
             elif j >= 0:
                 for c in range(n_changed[j]):
                     k = classes[j, c]
@@ -813,7 +820,7 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # 3.8 ms. Splitting the class and cross sums by class blocks was slower than one thread (each
 # thread still reads every row): they are not split. Threads never sum into a shared array:
 # each has its own accumulators. Each parallel kernel costs seconds of compilation at the first
-# fit on a machine (about 22 s in all on the 2-core machine; 0.3 s to load them from numba's
+# fit on a machine (about 29 s in all on the 2-core machine; 0.3 s to load them from numba's
 # cache later), so the kernels called inside a parallel region are sequential ones, and they
 # copy arrays with loops (_copy2).
 #
@@ -1135,67 +1142,72 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
 
 
-@njit(cache=True, parallel=True)
-def _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh, p, pc,
-                                top, y, w, weighted,
-                                rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
-                                feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
-    # the two children of a split, one per thread: one parallel region for all their passes
-    for slot in prange(2):
-        _evaluate_node_alone(slot, batch[slot], can_grow, sums_state[slot], rows, start, stop, codes, wide, codes_t,
-                             narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                             min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                             prefix, suffix, cand_gain, cand_at)
+#: The stages of _siblings_parallel
+WHOLE, PAIRS, HALVES, SPLITS = 0, 1, 2, 3
 
 
-@njit(cache=True, parallel=True)
-def _pairs_parallel(batch, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                    pair, node_stats):
-    # the two children's pairs, one per thread
-    for slot in prange(2):
-        _choose_pair(batch[slot], sums_state[slot], rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r,
-                     fixed_s, pair, node_stats)
-
-
-@njit(cache=True, parallel=True)
-def _histograms_by_halves(batch, grows, rows, start, stop, pair, codes, wide, codes_t, narrow, gh, p, pc, y, w,
-                          weighted, first_order, hist, second):
-    """The two children's histograms (slots 0 and 1 of the batch, those that grow) on two
-    threads: thread 1 sums the second half of each child of HALVES_ROWS rows or more into
-    second[slot], thread 0 the first half into hist[slot], and a smaller child whole. gh[t] is
-    thread t's channel scratch (narrow features)."""
-    for thread in prange(2):
-        for slot in range(2):
-            node = batch[slot]
-            lo = start[node]
-            hi = stop[node]
-            if not grows[slot] or (thread == 1 and hi - lo < HALVES_ROWS):
-                continue
-            if hi - lo >= HALVES_ROWS:
-                mid = lo + (hi - lo) // 2
-                if thread == 0:
-                    hi = mid
-                else:
-                    lo = mid
-            target = hist[slot] if thread == 0 else second[slot]
-            _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
-                             weighted, first_order, target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
-
-
-@njit(cache=True, parallel=True)
-def _splits_parallel(batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums, split_gain,
-                     feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at):
-    """Each child's best split (its halves added first) or, if it does not grow, its sums; one
-    child a thread."""
-    for slot in prange(2):
+@njit(cache=True)
+def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, codes_t, narrow, gh, p, pc, y, w,
+                    weighted, first_order, hist, second):
+    """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
+    batch, those that grow): thread 1 sums the second half of each child of HALVES_ROWS rows or
+    more into second[slot], thread 0 the first half into hist[slot], and a smaller child whole.
+    gh[thread] is its channel scratch (narrow features)."""
+    for slot in range(2):
         node = batch[slot]
-        if grows[slot]:
-            if stop[node] - start[node] >= HALVES_ROWS:
-                _add_into(hist[slot], second[slot])
-            _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix,
-                        suffix, cand_gain, cand_at)
+        lo = start[node]
+        hi = stop[node]
+        if not grows[slot] or (thread == 1 and hi - lo < HALVES_ROWS):
+            continue
+        if hi - lo >= HALVES_ROWS:
+            mid = lo + (hi - lo) // 2
+            if thread == 0:
+                hi = mid
+            else:
+                lo = mid
+        target = hist[slot] if thread == 0 else second[slot]
+        _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
+                         weighted, first_order, target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
+
+
+@njit(cache=True)
+def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums,
+                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at):
+    """A child's best split (its halves added first, after _sibling_halves) or, if it does not
+    grow, its sums."""
+    node = batch[slot]
+    if grows[slot]:
+        if stop[node] - start[node] >= HALVES_ROWS:
+            _add_into(hist[slot], second[slot])
+        _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
+                    cand_gain, cand_at)
+    else:
+        node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+
+
+@njit(cache=True, parallel=True)
+def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh,
+                       p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
+                       sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
+                       cand_gain, cand_at):
+    """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
+    PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
+    each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split)."""
+    for t in prange(2):
+        if stage == WHOLE:
+            _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, codes_t, narrow,
+                                 gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                                 min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
+                                 hist, prefix, suffix, cand_gain, cand_at)
+        elif stage == PAIRS:
+            _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r,
+                         fixed_s, pair, node_stats)
+        elif stage == HALVES:
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, codes_t, narrow, gh, p, pc, y, w,
+                            weighted, first_order, hist, second)
         else:
-            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums,
+                           split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at)
 
 
 @njit(cache=True)
@@ -1282,18 +1294,16 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
             # two threads, then the splits (a child a thread): the threads share the rows
             for b in range(2):
                 grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
-            _pairs_parallel(batch, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r,
-                            fixed_s, pair, node_stats)
-            _histograms_by_halves(batch, grows, rows, start, stop, pair, codes, wide, codes_t, narrow, gh, p, pc, y, w,
-                                  weighted, first_order, hist, second)
-            _splits_parallel(batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums,
-                             split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at)
+            for stage in (PAIRS, HALVES, SPLITS):
+                _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
+                                   narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                                   min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
+                                   hist, second, prefix, suffix, cand_gain, cand_at)
         elif siblings_parallel:
-            _evaluate_siblings_parallel(batch, can_grow, sums_state, rows, start, stop, codes, wide, codes_t, narrow,
-                                        gh, p, pc, top, y, w,
-                                        weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
-                                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, prefix,
-                                        suffix, cand_gain, cand_at)
+            _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
+                               narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                               second, prefix, suffix, cand_gain, cand_at)
         else:
             for b in range(n_batch):
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, codes_t, narrow,
