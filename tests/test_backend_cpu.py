@@ -129,6 +129,14 @@ def test_parallel_sums_are_the_sequential_ones():
         np.testing.assert_array_equal(ref.select_pairs(segments, rule), fast.select_pairs(segments, rule))
     # the class sums behind the pair (left in the scratch array): row order, per class
     np.testing.assert_array_equal(fast._G, np.where(np.arange(k) == y[:, None], -fast.pc, fast.p).sum(axis=0))
+    # the cross sums C_rk of a node of HALVES_ROWS rows or more: its halves', as the reference's
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.numpy import halved_column_sums
+
+    for lo, hi in ((0, n), (5, kernels.HALVES_ROWS + 5), (7, kernels.HALVES_ROWS + 6)):
+        C = np.empty(k)
+        kernels.node_cross_sums(fast.rows, lo, hi, fast.p, fast.weight, False, False, 2, C)
+        np.testing.assert_array_equal(C, halved_column_sums(fast.p[lo:hi, 2, None] * fast.p[lo:hi]))
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -424,3 +432,89 @@ def test_halves_rule_is_the_references():
     from gpuboost.backends.base import HALVES_ROWS
 
     assert kernels.HALVES_ROWS == HALVES_ROWS
+
+
+def test_cross_sums_by_halves_on_two_threads_are_the_references():
+    # the stage CROSS of a split's pair choice: each thread's share (_sibling_cross), added as
+    # _pairs_s adds them, is the reference's cross sums (a large node's: its halves')
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.numpy import halved_column_sums
+
+    rng = np.random.default_rng(41)
+    n, k = 3 * kernels.HALVES_ROWS, 5
+    p = rng.dirichlet(np.ones(k), size=n)
+    w = rng.uniform(0.5, 2.0, size=n)
+    rows = rng.permutation(n).astype(np.int64)
+    start = np.array([0, kernels.HALVES_ROWS + 9], dtype=np.int64)  # a small node, then a large one
+    stop = np.array([kernels.HALVES_ROWS - 1, n], dtype=np.int64)
+    batch = np.array([0, 1], dtype=np.int64)
+    for weighted in (False, True):
+        pair_r = np.array([3, 1], dtype=np.int64)
+        cross = np.full((2, 2, k), np.nan)
+        for thread in (0, 1):
+            kernels._sibling_cross(thread, 2, batch, pair_r, rows, start, stop, p, w, weighted, cross)
+        for slot in (0, 1):
+            idx = rows[start[slot]:stop[slot]]
+            terms = (w[idx, None] * p[idx, pair_r[slot], None] if weighted else p[idx, pair_r[slot], None]) * p[idx]
+            C = np.empty(k)
+            kernels._combined_cross(cross, slot, stop[slot] - start[slot], C)
+            np.testing.assert_array_equal(C, halved_column_sums(terms))
+
+
+def test_pair_first_class_before_the_cross_sums_is_choose_pairs():
+    # _pairs_r picks r as _choose_pair does: from summed class sums the largest -G_k, from
+    # derived ones only where certain (a tie between two classes is not: -1, the rows decide)
+    from gpuboost.backends import _numba_cpu as kernels
+
+    k = 3
+    stats = np.zeros((2, kernels.N_STATS, k))
+    stats[:, kernels.STAT_G] = [-1.0, -1.0, 0.5]
+    stats[:, kernels.STAT_SG] = 2.0
+    start, stop = np.array([0, 0], dtype=np.int64), np.array([100, 100], dtype=np.int64)
+    batch = np.array([0, 1], dtype=np.int64)
+    pair_r = np.full(2, -5, dtype=np.int64)
+    kernels._pairs_r(2, batch, np.array([kernels.SUMMED, kernels.DERIVED]), start, stop, stats, pair_r)
+    assert list(pair_r) == [0, -1]
+    kernels._pairs_r(1, batch, np.array([kernels.TO_SUM, kernels.SUMMED]), start, stop, stats, pair_r)
+    assert pair_r[0] == -1
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_uncertain_derived_pair_falls_back_to_the_rows(large):
+    # _pairs_s takes s from derived class sums only where certain_s says so; with sums far
+    # from the rows' (and wide bounds) it must choose the pair from the rows, as
+    # _choose_pair does from scratch
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(43)
+    n, k = (kernels.HALVES_ROWS + 100 if large else 500), 5
+    codes = rng.integers(0, 8, size=(n, 2)).astype(np.uint8)
+    y = rng.integers(0, k, size=n)
+    fast = CpuBackend(codes, y, None, k, n_bins=8, missing_code=255)
+    fast.set_scores(rng.normal(size=(n, k)))
+    start, stop = np.array([0, 0], dtype=np.int64), np.array([n, n], dtype=np.int64)
+    batch = np.array([0, 0], dtype=np.int64)
+    args = (fast.rows, start, stop, fast.p, fast.pc, fast.top, fast.y, fast.weight, False, False)
+    truth = np.zeros((1, 2), dtype=np.int64)
+    node_stats = np.zeros((1, kernels.N_STATS, k))
+    kernels._choose_pair(0, kernels.TO_SUM, *args, -1, -1, truth, node_stats)
+    r, s = truth[0]
+    # derived sums whose r is certain, whose s would be another class than the rows' (pick_s),
+    # and whose Hessian sums are too uncertain to tell (certain_s: -1)
+    node_stats[0, kernels.STAT_G] = 0.0
+    node_stats[0, kernels.STAT_G, r] = -1e6
+    node_stats[0, kernels.STAT_EG] = 0.0
+    node_stats[0, kernels.STAT_EH] = 1e9
+    C = np.empty(k)
+    kernels.node_cross_sums(fast.rows, 0, n, fast.p, fast.weight, False, False, r, C)
+    assert kernels.pick_s(node_stats[0, kernels.STAT_G], node_stats[0, kernels.STAT_HD], C, r, False) != s
+    pair_r = np.empty(2, dtype=np.int64)
+    state = np.array([kernels.DERIVED, kernels.DERIVED])
+    kernels._pairs_r(1, batch, state, start, stop, node_stats, pair_r)
+    assert pair_r[0] == r
+    cross = np.zeros((2, 2, k))
+    for thread in (0, 1):
+        kernels._sibling_cross(thread, 1, batch, pair_r, fast.rows, start, stop, fast.p, fast.weight, False, cross)
+    pair = np.full((1, 2), -7, dtype=np.int64)
+    kernels._pairs_s(1, batch, state, *args, node_stats, pair, pair_r, cross)
+    assert list(pair[0]) == [r, s] and state[0] == kernels.PAIRED

@@ -345,10 +345,20 @@ def pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C)
 
 @njit(cache=True)
 def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C):
-    """C_rk = sum w p_ir p_ik over the node's rows (all 0 for eq (32), which does not use them)."""
+    """C_rk = sum w p_ir p_ik over the node's rows (all 0 for eq (32), which does not use them);
+    a node of HALVES_ROWS rows or more: the sum of its halves' sums."""
     K = p.shape[1]
     C[:] = 0.0
-    if not rule_eq32:
+    if rule_eq32:
+        return
+    if stop - start >= HALVES_ROWS:  # the sum of its halves' (as the reference's)
+        mid = start + (stop - start) // 2
+        second = np.zeros(K)
+        _cross_sums(rows, start, mid, p, w, weighted, r, C, 0, K)
+        _cross_sums(rows, mid, stop, p, w, weighted, r, second, 0, K)
+        for k in range(K):
+            C[k] += second[k]
+    else:
         _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
 
 
@@ -367,7 +377,7 @@ def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C):
 
 STAT_G, STAT_HD, STAT_SG, STAT_SH, STAT_EG, STAT_EH = 0, 1, 2, 3, 4, 5
 #: What a node of a batch has of its class sums: summed from its rows, derived, or nothing yet
-SUMMED, DERIVED, TO_SUM = 0, 1, 2
+SUMMED, DERIVED, TO_SUM, PAIRED = 0, 1, 2, 3  # PAIRED: its pair is chosen already
 N_STATS = 6
 UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 
@@ -810,10 +820,13 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 #   histogram by halves (from HALVES_ROWS) or else by feature blocks (from HISTOGRAM_CELLS); a
 #   batch below SIBLING_CELLS runs on one thread.
 #
-# - a split with a child of HALVES_ROWS rows or more: the pairs a child a thread, then each large
-#   child's histogram by halves (a half a thread, HALVES_ROWS), then the splits a child a thread
-#   (the larger child no longer sets the pace of its histogram: letter's whole-tree kernel 1.25x
-#   faster, covertype290k's 1.5x, 2026-11-23).
+# - a split with a child of HALVES_ROWS rows or more (and the root, if it has as many): the
+#   pairs' cross sums by halves (stage CROSS: a large node's halves a thread each, the first
+#   classes r and then s picked around it, _pairs_r and _pairs_s), then each large child's
+#   histogram by halves, then the splits a child a thread. The larger child no longer sets the
+#   pace (2026-11-23, 2 threads, A/B of the whole-tree kernel: the histograms by halves 1.25x
+#   on letter, 1.5x on covertype290k; the cross sums by halves another 1.17-1.20x on letter,
+#   1.09x on covertype290k).
 #
 # Measured on the 2-core machine (2026-11-23, letter, 2 threads): the siblings in parallel and
 # the root's histogram by features take a tree from 5.6 to 4.4 ms, the derived class sums to
@@ -1049,6 +1062,8 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted
     (derived_stats, split_stats), used where the pair they give is certain (certain_r,
     certain_s), else the node sums its rows after all.
     """
+    if sums_state == PAIRED:
+        return
     K = p.shape[1]
     lo = start[node]
     hi = stop[node]
@@ -1143,7 +1158,32 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
 
 
 #: The stages of _siblings_parallel
-WHOLE, PAIRS, HALVES, SPLITS = 0, 1, 2, 3
+WHOLE, PAIRS, HALVES, SPLITS, CROSS = 0, 1, 2, 3, 4
+
+
+@njit(cache=True)
+def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross):
+    """Thread `thread`'s share of the cross sums C_rk of the batch's nodes whose r is known
+    (pair_r[slot] >= 0): thread 1 sums the second half of each node of HALVES_ROWS rows or
+    more into cross[1, slot], thread 0 the first half into cross[0, slot], and a smaller node
+    whole."""
+    K = p.shape[1]
+    for slot in range(n_slots):
+        node = batch[slot]
+        lo = start[node]
+        hi = stop[node]
+        if pair_r[slot] < 0 or (thread == 1 and hi - lo < HALVES_ROWS):
+            continue
+        if hi - lo >= HALVES_ROWS:
+            mid = lo + (hi - lo) // 2
+            if thread == 0:
+                hi = mid
+            else:
+                lo = mid
+        own = np.zeros(K)
+        _cross_sums(rows, lo, hi, p, w, weighted, pair_r[slot], own, 0, K)
+        for k in range(K):
+            cross[thread, slot, k] = own[k]
 
 
 @njit(cache=True)
@@ -1189,12 +1229,16 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pc, y, w, wei
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t, narrow, gh,
                        p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
-                       cand_gain, cand_at):
+                       cand_gain, cand_at, n_slots, pair_r, cross):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
-    each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split)."""
+    each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
+    sums of the first n_slots nodes of the batch whose r is known, large ones a half a thread
+    (_sibling_cross)."""
     for t in prange(2):
-        if stage == WHOLE:
+        if stage == CROSS:
+            _sibling_cross(t, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross)
+        elif stage == WHOLE:
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, codes_t, narrow,
                                  gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
@@ -1208,6 +1252,57 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums,
                            split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at)
+
+
+@njit(cache=True)
+def _pairs_r(n_slots, batch, sums_state, start, stop, node_stats, pair_r):
+    """pair_r[slot]: the first class r of each of the batch's first n_slots nodes, as
+    _choose_pair picks it from summed or derived class sums (-1: not certain, or no sums)."""
+    for slot in range(n_slots):
+        node = batch[slot]
+        if sums_state[slot] == SUMMED:
+            pair_r[slot] = pick_r(node_stats[node, STAT_G])
+        elif sums_state[slot] == DERIVED:
+            pair_r[slot] = certain_r(node_stats[node], stop[node] - start[node])
+        else:
+            pair_r[slot] = -1
+
+
+@njit(cache=True)
+def _combined_cross(cross, slot, n, C):
+    """C = a node's cross sums from its threads' shares (stage CROSS): the halves' sum for a
+    node of n >= HALVES_ROWS rows, as node_cross_sums adds them."""
+    for k in range(C.shape[0]):
+        C[k] = (cross[0, slot, k] + cross[1, slot, k]) if n >= HALVES_ROWS else cross[0, slot, k]
+
+
+@njit(cache=True)
+def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, node_stats, pair,
+             pair_r, cross):
+    """The pairs of the batch's first n_slots nodes, after _pairs_r and the stage CROSS (their
+    cross sums, large nodes' by halves on two threads: the sums node_cross_sums gives): s as
+    _choose_pair picks it; a node whose pair is not certain chooses it from its rows. Leaves
+    sums_state PAIRED."""
+    K = p.shape[1]
+    for slot in range(n_slots):
+        node = batch[slot]
+        n = stop[node] - start[node]
+        r = pair_r[slot]
+        s = -1
+        if r >= 0:
+            C = np.empty(K)
+            _combined_cross(cross, slot, n, C)
+            if sums_state[slot] == SUMMED:
+                s = pick_s(node_stats[node, STAT_G], node_stats[node, STAT_HD], C, r, rule_eq32)
+            else:
+                s = certain_s(node_stats[node], n, C, r, rule_eq32)
+        if s >= 0:
+            pair[node, 0] = r
+            pair[node, 1] = s
+        else:  # not certain: from the node's rows, as _choose_pair does
+            _choose_pair(node, TO_SUM, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, -1, -1, pair,
+                         node_stats)
+        sums_state[slot] = PAIRED
 
 
 @njit(cache=True)
@@ -1250,6 +1345,8 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
     sums_state = np.empty(2, np.int64)
     batch = np.empty(2, np.int64)
     grows = np.empty(2, np.bool_)  # which nodes of a batch get a histogram (the others only sums)
+    pair_r = np.empty(2, np.int64)  # the batch's first classes r, before their cross sums
+    cross = np.zeros((2, 2, K))  # [half, slot]: the batch's cross sums by halves
     second = np.empty((2, D, n_codes, LANES))  # the second halves' histograms of large nodes
     scratch = np.empty(N, rows.dtype)
 
@@ -1289,21 +1386,33 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
                 sums_state[small] = SUMMED
             derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
             sums_state[1 - small] = DERIVED
-        if siblings_parallel and max(stop[batch[0]] - start[batch[0]], stop[batch[1]] - start[batch[1]]) >= HALVES_ROWS:
-            # a large child: the pairs (a child a thread), then every large child's halves on
-            # two threads, then the splits (a child a thread): the threads share the rows
+        large = n_threads > 1 and max(stop[batch[0]] - start[batch[0]], stop[batch[n_batch - 1]]
+                                      - start[batch[n_batch - 1]]) >= HALVES_ROWS
+        if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel):
+            # a large node: its cross sums by halves on two threads (the pair then PAIRED)
+            _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)
+            _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
+                               narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                               second, prefix, suffix, cand_gain, cand_at, n_batch, pair_r, cross)
+            _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, node_stats,
+                     pair, pair_r, cross)
+        if siblings_parallel and large:
+            # a large child: every large child's histogram halves on two threads, then the
+            # splits (a child a thread); the pairs are PAIRED already (stage PAIRS: only the
+            # fixed pairs of other algorithms, and eq (32))
             for b in range(2):
                 grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
             for stage in (PAIRS, HALVES, SPLITS):
                 _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
                                    narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                   hist, second, prefix, suffix, cand_gain, cand_at)
+                                   hist, second, prefix, suffix, cand_gain, cand_at, 0, pair_r, cross)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
                                narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, cand_at)
+                               second, prefix, suffix, cand_gain, cand_at, 0, pair_r, cross)
         else:
             for b in range(n_batch):
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, codes_t, narrow,

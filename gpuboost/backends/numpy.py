@@ -53,6 +53,17 @@ def halved_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int) -> np.
     return build_histogram(codes[:mid], values[:mid], n_codes) + build_histogram(codes[mid:], values[mid:], n_codes)
 
 
+def halved_column_sums(terms: np.ndarray) -> np.ndarray:
+    """Column sums of a node's (n_rows, K) terms, in row order; with HALVES_ROWS rows or more,
+    the sum of its halves' (the cross sums C_rk, which the compiled backend sums a half a
+    thread)."""
+    n = terms.shape[0]
+    if n < HALVES_ROWS:
+        return terms.sum(axis=0)
+    mid = n // 2
+    return terms[:mid].sum(axis=0) + terms[mid:].sum(axis=0)
+
+
 def pair_gain(left, right, sums):
     """Eq (30) for side sums (..., N_CHANNELS) and node sums (n_nodes, N_CHANNELS)."""
     G = sums[:, None, None, GRAD]
@@ -255,7 +266,7 @@ class NumpyBackend(Backend):
             # column sums, not a matrix product: BLAS may sum each column in another order,
             # which would break exact ties between classes at random
             pairs[j] = losses.class_pair(g.sum(axis=0), hd.sum(axis=0),
-                                         lambda r: (p_w[:, r, None] * p).sum(axis=0), rule)
+                                         lambda r: halved_column_sums(p_w[:, r, None] * p), rule)
         return pairs
 
     def _channels(self, idx, pair, first_order=False):
