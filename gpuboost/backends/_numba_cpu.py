@@ -1021,10 +1021,8 @@ def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, codes_t, na
                                first_order, hist, second):
     """The halves of a node of HALVES_ROWS rows or more on two threads: the first into hist,
     the second into second (the caller adds them), each with its own channel scratch."""
-    mid = start + (stop - start) // 2
     for half in prange(2):
-        lo = start if half == 0 else mid
-        hi = mid if half == 0 else stop
+        lo, hi = _share(half, start, stop)
         gh = np.empty((hi - lo if narrow.shape[0] else 0, 2))
         if half == 0:
             _histogram_block(rows, lo, hi, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
@@ -1162,6 +1160,16 @@ WHOLE, PAIRS, HALVES, SPLITS, CROSS = 0, 1, 2, 3, 4
 
 
 @njit(cache=True)
+def _share(thread, lo, hi):
+    """The rows [lo, hi) of a node that thread 0 or 1 sums by the halves rule: of a node of
+    HALVES_ROWS rows or more, its half; of a smaller one, all (thread 0) or none (thread 1)."""
+    if hi - lo < HALVES_ROWS:
+        return (lo, hi) if thread == 0 else (hi, hi)
+    mid = lo + (hi - lo) // 2
+    return (lo, mid) if thread == 0 else (mid, hi)
+
+
+@njit(cache=True)
 def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross):
     """Thread `thread`'s share of the cross sums C_rk of the batch's nodes whose r is known
     (pair_r[slot] >= 0): thread 1 sums the second half of each node of HALVES_ROWS rows or
@@ -1170,16 +1178,9 @@ def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weig
     K = p.shape[1]
     for slot in range(n_slots):
         node = batch[slot]
-        lo = start[node]
-        hi = stop[node]
-        if pair_r[slot] < 0 or (thread == 1 and hi - lo < HALVES_ROWS):
+        lo, hi = _share(thread, start[node], stop[node])
+        if pair_r[slot] < 0 or (thread == 1 and hi == lo):
             continue
-        if hi - lo >= HALVES_ROWS:
-            mid = lo + (hi - lo) // 2
-            if thread == 0:
-                hi = mid
-            else:
-                lo = mid
         own = np.zeros(K)
         _cross_sums(rows, lo, hi, p, w, weighted, pair_r[slot], own, 0, K)
         for k in range(K):
@@ -1195,16 +1196,9 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
     gh[thread] is its channel scratch (narrow features)."""
     for slot in range(2):
         node = batch[slot]
-        lo = start[node]
-        hi = stop[node]
-        if not grows[slot] or (thread == 1 and hi - lo < HALVES_ROWS):
+        lo, hi = _share(thread, start[node], stop[node])
+        if not grows[slot] or (thread == 1 and hi == lo):
             continue
-        if hi - lo >= HALVES_ROWS:
-            mid = lo + (hi - lo) // 2
-            if thread == 0:
-                hi = mid
-            else:
-                lo = mid
         target = hist[slot] if thread == 0 else second[slot]
         _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, codes_t, narrow, p, pc, y, w,
                          weighted, first_order, target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
