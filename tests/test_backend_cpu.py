@@ -518,3 +518,27 @@ def test_uncertain_derived_pair_falls_back_to_the_rows(large):
     pair = np.full((1, 2), -7, dtype=np.int64)
     kernels._pairs_s(1, batch, state, *args, node_stats, pair, pair_r, cross)
     assert list(pair[0]) == [r, s] and state[0] == kernels.PAIRED
+
+
+@pytest.mark.parametrize("missing_left", [False, True])
+def test_partition_is_the_stable_partition(missing_left):
+    # the kernel writes each row to both sides and moves one count (no branch on the side):
+    # the result is the stable partition all the same, rows outside [start, stop) untouched
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(5)
+    n, missing_code = 500, 9
+    codes = rng.integers(0, 9, size=(n, 3)).astype(np.uint8)
+    codes[rng.random((n, 3)) < 0.2] = missing_code
+    rows = rng.permutation(n).astype(np.int64)
+    for start, stop, feature, bin_ in ((0, n, 0, 4), (37, 411, 1, 0), (5, 6, 2, 8), (100, 100, 0, 3), (3, 300, 2, -1)):
+        before = rows.copy()
+        seg = before[start:stop]
+        c = codes[seg, feature]
+        goes_left = np.where(c == missing_code, missing_left, c <= bin_)
+        n_left = kernels.partition(rows, start, stop, codes, feature, bin_, missing_left, missing_code,
+                                   np.empty(n, np.int64))
+        assert n_left == np.count_nonzero(goes_left)
+        np.testing.assert_array_equal(rows[start:stop], np.concatenate([seg[goes_left], seg[~goes_left]]))
+        np.testing.assert_array_equal(rows[:start], before[:start])
+        np.testing.assert_array_equal(rows[stop:], before[stop:])

@@ -764,19 +764,21 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at)
 
 @njit(cache=True)
 def partition(rows, start, stop, codes, feature, bin_, missing_left, missing_code, scratch):
-    """Stable partition of rows[start:stop] into [left | right]; returns the left count."""
+    """Stable partition of rows[start:stop] into [left | right]; returns the left count.
+
+    Without branches on the side (a row's side is as unpredictable as the data): each row is
+    written to both places, and only its side's count moves on.
+    """
     n_left = 0
     n_right = 0
     for j in range(start, stop):
         i = rows[j]
         c = codes[i, feature]
         left = missing_left if c == missing_code else c <= bin_
-        if left:
-            rows[start + n_left] = i
-            n_left += 1
-        else:
-            scratch[n_right] = i
-            n_right += 1
+        rows[start + n_left] = i
+        scratch[n_right] = i
+        n_left += 1 if left else 0
+        n_right += 0 if left else 1
     for k in range(n_right):
         rows[start + n_left + k] = scratch[k]
     return n_left
