@@ -542,3 +542,23 @@ def test_partition_is_the_stable_partition(missing_left):
         np.testing.assert_array_equal(rows[start:stop], np.concatenate([seg[goes_left], seg[~goes_left]]))
         np.testing.assert_array_equal(rows[:start], before[:start])
         np.testing.assert_array_equal(rows[stop:], before[stop:])
+
+
+def test_the_stage_profiler_still_finds_grow_trees_stages():
+    # benchmarks/profile_cpu.py times grow_tree's stages by inserting lines around known
+    # statements of the kernel source: it must find each one, once, and give valid Python
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("profile_cpu", REPO / "benchmarks" / "profile_cpu.py")
+    profile_cpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(profile_cpu)
+    source = (REPO / "gpuboost" / "backends" / "_numba_cpu.py").read_text()
+    profiled, names = profile_cpu.instrumented_source(source)
+    compile(profiled, "_profiled_kernels.py", "exec")
+    assert "cache=True" not in profiled
+    for k in range(len(names) - 2):  # every stage is timed (the last two are computed)
+        assert f"prof[{k}] += _profile_tsc() - _t0" in profiled
+    with pytest.raises(SystemExit, match="update STAGES"):
+        profile_cpu.instrumented_source(source.replace("n_left = partition(rows, start[best]", "n_left = cut("))

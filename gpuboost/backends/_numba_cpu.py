@@ -835,7 +835,7 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # 3.8 ms. Splitting the class and cross sums by class blocks was slower than one thread (each
 # thread still reads every row): they are not split. Threads never sum into a shared array:
 # each has its own accumulators. Each parallel kernel costs seconds of compilation at the first
-# fit on a machine (about 34 s in all on the 2-core machine; 0.3 s to load them from numba's
+# fit on a machine (34-38 s in all on the 2-core machine; 0.3 s to load them from numba's
 # cache later), so the kernels called inside a parallel region are sequential ones, and they
 # copy arrays with loops (_copy2).
 #
