@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 #: (the start of a statement inside grow_tree, its stage)
 STAGES = [
-    ("split_stats(rows, 0, N", "root class sums (halves)"),
+    ("split_stats(rows, ZERO, N", "root class sums (halves)"),
     ("split_stats(rows, start[node]", "smaller child's class sums (halves)"),
     ("node_class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_small",
      "smaller child's class sums (one thread)"),

@@ -562,3 +562,31 @@ def test_the_stage_profiler_still_finds_grow_trees_stages():
         assert f"prof[{k}] += _profile_tsc() - _t0" in profiled
     with pytest.raises(SystemExit, match="update STAGES"):
         profile_cpu.instrumented_source(source.replace("n_left = partition(rows, start[best]", "n_left = cut("))
+
+
+def test_kernels_compile_once_per_argument_types():
+    # numba compiles a kernel again for each Python int constant passed to it (a "literal"
+    # type) and for a prange index (unsigned): each copy of a parallel kernel cost seconds of the
+    # first fit on a machine (36 -> 25 s when they were removed). The stage and state constants
+    # are NumPy integers, and the prange indices are cast, so that each kernel has one copy per
+    # array types. _histogram_block keeps a copy for feature ranges starting at a literal 0.
+    from numba.core import types
+
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2 * kernels.HALVES_ROWS + 100, 6))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+    BoostClassifier(n_estimators=3, n_jobs=2).fit(X, y)  # every stage of grow_tree at two threads
+
+    def plain(t):
+        t = types.unliteral(t)
+        return types.int64 if t == types.uint64 else t
+
+    for name in dir(kernels):
+        dispatcher = getattr(kernels, name)
+        if name == "_histogram_block" or not hasattr(dispatcher, "signatures"):
+            continue
+        normalised = {tuple(plain(t) for t in sig) for sig in dispatcher.signatures}
+        assert len(normalised) == len(dispatcher.signatures), (name, dispatcher.signatures)

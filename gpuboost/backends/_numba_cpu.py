@@ -376,8 +376,11 @@ def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C):
 # larger child's own sums would be within 2 n u S of the exact sums, S <= its parent's S.
 
 STAT_G, STAT_HD, STAT_SG, STAT_SH, STAT_EG, STAT_EH = 0, 1, 2, 3, 4, 5
-#: What a node of a batch has of its class sums: summed from its rows, derived, or nothing yet
-SUMMED, DERIVED, TO_SUM, PAIRED = 0, 1, 2, 3  # PAIRED: its pair is chosen already
+#: What a node of a batch has of its class sums: summed from its rows, derived, or nothing yet.
+#: PAIRED: its pair is chosen already. (NumPy integers, as the stages below: numba compiles a
+#: kernel again for every Python int constant passed to it, a "literal" type of its own.)
+SUMMED, DERIVED, TO_SUM, PAIRED = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
+ZERO, NONE = np.int64(0), np.int64(-1)  # 0 and -1 as arguments
 N_STATS = 6
 UNIT_ROUNDOFF = np.finfo(np.float64).eps / 2
 
@@ -435,7 +438,7 @@ def _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves
 @njit(cache=True, parallel=True)
 def _class_sums_by_halves(rows, start, stop, p, pc, top, y, w, weighted, halves):
     for half in prange(2):
-        _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves)
+        _half_class_sums(np.int64(half), rows, start, stop, p, pc, top, y, w, weighted, halves)
 
 
 @njit(cache=True)
@@ -835,9 +838,15 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # 3.8 ms. Splitting the class and cross sums by class blocks was slower than one thread (each
 # thread still reads every row): they are not split. Threads never sum into a shared array:
 # each has its own accumulators. Each parallel kernel costs seconds of compilation at the first
-# fit on a machine (34-38 s in all on the 2-core machine; 0.3 s to load them from numba's
+# fit on a machine (about 25 s in all on the 2-core machine; 0.3 s to load them from numba's
 # cache later), so the kernels called inside a parallel region are sequential ones, and they
-# copy arrays with loops (_copy2).
+# copy arrays with loops (_copy2). numba also compiles a kernel again for each Python int
+# constant passed to it (a literal type) and for a prange index (unsigned): the constants passed
+# to kernels are NumPy integers (SUMMED, WHOLE, ZERO, ...) and prange indices are cast to
+# int64 (each copy of _siblings_parallel cost 5-6 s; 36 -> 25 s in all). The literal 0s that
+# start the feature ranges of _histogram_block and the class ranges of _class_sums are kept:
+# their loops compiled with them were 1.1-1.4x faster in A/B runs (letter, pendigits);
+# _histogram_block has a second copy for _histogram_parallel's feature blocks.
 #
 # Every sum that decides something is the sequential one over the node's rows in row order, so
 # the tree is the same whatever the number of threads (and the NumPy reference's).
@@ -1024,7 +1033,7 @@ def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, codes_t, na
     """The halves of a node of HALVES_ROWS rows or more on two threads: the first into hist,
     the second into second (the caller adds them), each with its own channel scratch."""
     for half in prange(2):
-        lo, hi = _share(half, start, stop)
+        lo, hi = _share(np.int64(half), start, stop)
         gh = np.empty((hi - lo if narrow.shape[0] else 0, 2))
         if half == 0:
             _histogram_block(rows, lo, hi, r, s, codes, wide, codes_t, narrow, p, pc, y, w, weighted, first_order,
@@ -1158,7 +1167,7 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
 
 
 #: The stages of _siblings_parallel
-WHOLE, PAIRS, HALVES, SPLITS, CROSS = 0, 1, 2, 3, 4
+WHOLE, PAIRS, HALVES, SPLITS, CROSS = np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4)
 
 
 @njit(cache=True)
@@ -1231,7 +1240,8 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
     sums of the first n_slots nodes of the batch whose r is known, large ones a half a thread
     (_sibling_cross)."""
-    for t in prange(2):
+    for thread in prange(2):
+        t = np.int64(thread)  # (a prange index is unsigned: the helpers are compiled for int64)
         if stage == CROSS:
             _sibling_cross(t, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross)
         elif stage == WHOLE:
@@ -1296,7 +1306,7 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pc, top, y, w, we
             pair[node, 0] = r
             pair[node, 1] = s
         else:  # not certain: from the node's rows, as _choose_pair does
-            _choose_pair(node, TO_SUM, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, -1, -1, pair,
+            _choose_pair(node, TO_SUM, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, NONE, NONE, pair,
                          node_stats)
         sums_state[slot] = PAIRED
 
@@ -1362,7 +1372,7 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
                              and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS)
         if fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
             # the root's class sums by halves on two threads, checked like derived sums
-            split_stats(rows, 0, N, p, pc, top, y, w, weighted, node_stats[0])
+            split_stats(rows, ZERO, N, p, pc, top, y, w, weighted, node_stats[0])
             sums_state[0] = DERIVED
         if fixed_r < 0 and n_batch == 2:
             # the smaller child's class sums from its rows, the larger's as the parent's minus
@@ -1403,12 +1413,12 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
                 _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
                                    narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                   hist, second, prefix, suffix, cand_gain, cand_at, 0, pair_r, cross)
+                                   hist, second, prefix, suffix, cand_gain, cand_at, ZERO, pair_r, cross)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, codes_t,
                                narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, cand_at, 0, pair_r, cross)
+                               second, prefix, suffix, cand_gain, cand_at, ZERO, pair_r, cross)
         else:
             for b in range(n_batch):
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, codes_t, narrow,
