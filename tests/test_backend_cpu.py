@@ -564,29 +564,54 @@ def test_the_stage_profiler_still_finds_grow_trees_stages():
         profile_cpu.instrumented_source(source.replace("n_left = partition(rows, start[best]", "n_left = cut("))
 
 
-def test_kernels_compile_once_per_argument_types():
+def test_kernels_compile_once_per_argument_types(tmp_path):
     # numba compiles a kernel again for each Python int constant passed to it (a "literal"
     # type) and for a prange index (unsigned): each copy of a parallel kernel cost seconds of the
     # first fit on a machine (36 -> 25 s when they were removed). The stage and state constants
     # are NumPy integers, and the prange indices are cast, so that each kernel has one copy per
     # array types. _histogram_block keeps a copy for feature ranges starting at a literal 0.
-    from numba.core import types
+    # A new process: the kernels a fit compiles, whatever other tests called.
+    import subprocess
+    import sys
+    import textwrap
 
-    from gpuboost import BoostClassifier
-    from gpuboost.backends import _numba_cpu as kernels
+    code = textwrap.dedent("""
+        import numpy as np
+        from numba.core import types
+        from gpuboost import BoostClassifier
+        from gpuboost.backends import _numba_cpu as kernels
 
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(2 * kernels.HALVES_ROWS + 100, 6))
-    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
-    BoostClassifier(n_estimators=3, n_jobs=2).fit(X, y)  # every stage of grow_tree at two threads
+        rng = np.random.default_rng(3)
+        X = rng.normal(size=(2 * kernels.HALVES_ROWS + 100, 6))
+        y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+        model = BoostClassifier(n_estimators=3, n_jobs=2).fit(X, y)  # grow_tree's stages at two threads
+        model.predict(X)
 
-    def plain(t):
-        t = types.unliteral(t)
-        return types.int64 if t == types.uint64 else t
+        def plain(t):
+            t = types.unliteral(t)
+            return types.int64 if t == types.uint64 else t
 
-    for name in dir(kernels):
-        dispatcher = getattr(kernels, name)
-        if name == "_histogram_block" or not hasattr(dispatcher, "signatures"):
-            continue
-        normalised = {tuple(plain(t) for t in sig) for sig in dispatcher.signatures}
-        assert len(normalised) == len(dispatcher.signatures), (name, dispatcher.signatures)
+        compiled = 0
+        for name in dir(kernels):
+            dispatcher = getattr(kernels, name)
+            if not hasattr(dispatcher, "signatures") or not dispatcher.signatures:
+                continue
+            compiled += 1
+            if name != "_histogram_block":
+                normalised = {tuple(plain(t) for t in sig) for sig in dispatcher.signatures}
+                assert len(normalised) == len(dispatcher.signatures), (name, dispatcher.signatures)
+        assert compiled > 20, compiled
+        print("OK")
+    """)
+    import os
+    from pathlib import Path
+
+    import gpuboost
+
+    # the gpuboost these tests import, installed or not; an empty numba cache, so that every
+    # kernel is compiled (from a cache, only the outer ones are loaded): about 25 s
+    env = dict(os.environ, PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]),
+               NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=600)
+    assert done.returncode == 0 and "OK" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]

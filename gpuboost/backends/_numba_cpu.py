@@ -638,7 +638,7 @@ def _staged_accumulate(rows, start, stop, codes, gh, hist, n_threads):
     if n_threads > 1 and (stop - start) * D >= PARALLEL_CELLS:
         _accumulate_parallel(rows, start, stop, codes, gh, hist, min(n_threads, D))
     else:
-        _accumulate(rows, start, stop, codes, gh, hist, 0, D)
+        _accumulate(rows, start, stop, codes, gh, hist, ZERO, D)
 
 
 @njit(cache=True)
