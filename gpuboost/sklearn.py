@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation
 from ._device import prediction_device, resolve_device
-from .backends import NumpyBackend, backend_class
+from .backends import backend_class, vector_backend_class
 from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
 from .boosting import EvalSet, boost
@@ -39,8 +39,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         one vector tree per iteration; MART, robust LogitBoost and the original LogitBoost K
         trees (one per class); ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees
         against a base class; K-LogitBoost one vector tree updating all K classes; AdaBoost.MH
-        (Kegl) one Hamming tree per iteration (K-LogitBoost and AdaBoost.MH on the NumPy
-        reference backend only, for now). ``train_loss_`` is each algorithm's own training
+        (Kegl) one Hamming tree per iteration (K-LogitBoost and AdaBoost.MH on the CPU only:
+        the NumPy reference backend with its vector histograms and partition compiled). ``train_loss_`` is each algorithm's own training
         loss (K-LogitBoost's is sum_k p_k - F_y; AdaBoost.MH's the exponential loss of eq (3),
         1 at the start, with the weighted Hamming loss of eq (1) in ``train_hamming_loss_``);
         ``eval_loss_`` is the multinomial log loss of softmax(F) for every algorithm, and
@@ -281,11 +281,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
-            # their vector trees and links, and multi-label targets, exist on the NumPy reference backend only
-            backend = NumpyBackend(codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
-                                   missing_code=self._bin_mapper.missing_bin,
-                                   link={"klogitboost": "klogit", "adaboostmh": "exp"}.get(self.algorithm, "softmax"),
-                                   labels=indicator if self.multilabel_ else None)
+            # their vector trees and links, and multi-label targets, are the NumPy reference
+            # backend's, with its vector histograms and partition compiled (CpuVectorBackend)
+            backend = vector_backend_class()(
+                codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
+                missing_code=self._bin_mapper.missing_bin,
+                link={"klogitboost": "klogit", "adaboostmh": "exp"}.get(self.algorithm, "softmax"),
+                labels=indicator if self.multilabel_ else None, n_threads=self._n_threads())
         else:
             backend = backend_class(device)(
                 codes, y_codes, weight, n_classes,

@@ -615,3 +615,55 @@ def test_kernels_compile_once_per_argument_types(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
                           timeout=600)
     assert done.returncode == 0 and "OK" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("link, multilabel, weighted", [("exp", False, False), ("exp", True, True),
+                                                         ("klogit", False, True), ("klogit", False, False)])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_vector_backend_stages_are_the_references(link, multilabel, weighted, n_threads):
+    # CpuVectorBackend (K-LogitBoost, AdaBoost.MH, multi-label) compiles two of the NumPy
+    # backend's stages: its vector histograms and partition must be the reference's, bit for bit
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    rng = np.random.default_rng(11)
+    n, d, k, n_bins = 700, 5, 4, 12
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.1] = 255
+    y = rng.integers(0, k, size=n)
+    labels = (rng.random((n, k)) < 0.4) if multilabel else None
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    kwargs = dict(n_bins=n_bins, missing_code=255, link=link, labels=labels)
+    ref = NumpyBackend(codes, y, w, k, **kwargs)
+    fast = CpuVectorBackend(codes, y, w, k, n_threads=n_threads, **kwargs)
+    F = rng.normal(size=(n, k))
+    assert ref.set_scores(F) == fast.set_scores(F)
+    for feature, bin_, missing_left in ((0, 5, True), (3, 2, False)):
+        assert ref.partition((0, n), feature, bin_, missing_left) == fast.partition((0, n), feature, bin_, missing_left)
+        np.testing.assert_array_equal(ref.rows, fast.rows)
+    segments = np.array([[0, n], [0, 233], [233, n], [10, 10], [400, 401]])
+    a, b = ref.vector_histograms(segments), fast.vector_histograms(segments)
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a[:, 0].sum(axis=1)[:, -1], segments[:, 1] - segments[:, 0])  # counts
+
+
+@pytest.mark.parametrize("algorithm, multilabel", [("adaboostmh", False), ("adaboostmh", True),
+                                                    ("klogitboost", False), ("aoso", True)])
+def test_vector_algorithms_train_the_references_models(algorithm, multilabel, monkeypatch):
+    # device="cpu" trains these with CpuVectorBackend: the same model as the NumPy reference
+    from gpuboost import BoostClassifier
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(400, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    if multilabel:
+        y = np.stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0.5, X[:, 3] < -0.3], axis=1).astype(int)
+        y[:, 0] |= ~y.any(axis=1)  # every row has a label (the LogitBoost family warns of the others)
+    else:
+        y = (X[:, 0] > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5) * 2
+    models = {}
+    for choice in ("numba", "numpy"):
+        monkeypatch.setenv("GPUBOOST_CPU_BACKEND", choice)
+        models[choice] = BoostClassifier(algorithm=algorithm, n_estimators=15, max_leaves=6, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(models["numba"].decision_function(X), models["numpy"].decision_function(X))
+    np.testing.assert_array_equal(models["numba"].train_loss_, models["numpy"].train_loss_)

@@ -1467,6 +1467,26 @@ def grow_tree(codes, wide, codes_t, narrow, gh, y, w, weighted, p, pc, top, rows
             left[:n_nodes], right[:n_nodes])
 
 
+@njit(cache=True, parallel=True)
+def vector_histogram(codes, idx, values, hist, n_blocks):
+    """hist (n_features, n_codes, C + 1), zero on entry, += the rows idx's channel values
+    (values[j] for row idx[j], C channels) and a count, per (feature, code): numpy's
+    build_histogram, each bin summed in row order (the same sums). Features are split into
+    n_blocks blocks, one per thread: a bin's sum never depends on them."""
+    D = codes.shape[1]
+    C = values.shape[1]
+    for block in prange(n_blocks):
+        f_lo = np.int64(block) * D // n_blocks
+        f_hi = (np.int64(block) + 1) * D // n_blocks
+        for j in range(idx.shape[0]):
+            i = idx[j]
+            for f in range(f_lo, f_hi):
+                cell = hist[f, codes[i, f]]
+                for c in range(C):
+                    cell[c] += values[j, c]
+                cell[C] += 1.0
+
+
 @njit(cache=True)
 def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, out):
     """out[i] = leaf id of row i."""
