@@ -667,3 +667,32 @@ def test_vector_algorithms_train_the_references_models(algorithm, multilabel, mo
         models[choice] = BoostClassifier(algorithm=algorithm, n_estimators=15, max_leaves=6, n_jobs=2).fit(X, y)
     np.testing.assert_array_equal(models["numba"].decision_function(X), models["numpy"].decision_function(X))
     np.testing.assert_array_equal(models["numba"].train_loss_, models["numpy"].train_loss_)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_vector_backend_pair_histograms_are_the_references(weighted):
+    # multi-label AOSO / MART / robust LogitBoost: their pair histograms, compiled, are the
+    # reference's, by halves from HALVES_ROWS rows as halved_histogram sums them
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    rng = np.random.default_rng(12)
+    n, d, k, n_bins = kernels.HALVES_ROWS + 900, 4, 3, 20
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    labels = rng.random((n, k)) < 0.5
+    labels[~labels.any(axis=1), 0] = True
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    kwargs = dict(n_bins=n_bins, missing_code=255, link="softmax", labels=labels)
+    ref = NumpyBackend(codes, labels.argmax(axis=1), w, k, **kwargs)
+    fast = CpuVectorBackend(codes, labels.argmax(axis=1), w, k, n_threads=2, **kwargs)
+    F = rng.normal(size=(n, k))
+    assert ref.set_scores(F) == fast.set_scores(F)
+    segments = np.array([[0, n], [0, 1000], [1000, n], [5, 5]])  # the first and third of HALVES_ROWS rows or more
+    pairs = ref.select_pairs(segments, "eq33")
+    np.testing.assert_array_equal(pairs, fast.select_pairs(segments, "eq33"))
+    for first_order in (False, True):
+        np.testing.assert_array_equal(ref.histograms(segments, pairs, first_order),
+                                      fast.histograms(segments, pairs, first_order))
+    pairs[:, 1] = -1  # MART's and robust LogitBoost's single class
+    np.testing.assert_array_equal(ref.histograms(segments, pairs), fast.histograms(segments, pairs))

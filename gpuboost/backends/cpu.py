@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
-from .base import N_CHANNELS, Backend, SplitBatch
+from .base import HALVES_ROWS, N_CHANNELS, Backend, SplitBatch
 from .numpy import NumpyBackend
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -261,12 +261,14 @@ def _sparse_steps(trees, n_classes, learning_rate):
 
 
 class CpuVectorBackend(NumpyBackend):
-    """The NumPy reference backend with its vector histograms and partition compiled: what
+    """The NumPy reference backend with its histograms and partition compiled: what
     ``device="cpu"`` trains K-LogitBoost, AdaBoost.MH and multi-label models with.
 
-    Their links, targets and split gains are the reference's own code; the two stages that
-    cost the most are numba kernels that give the same arrays (vector_histogram sums each bin
-    in row order, as NumPy's bincount does; the partition is stable, as the reference's).
+    Their links, targets, pairs and split gains are the reference's own code; the stages that
+    cost the most are numba kernels that give the same arrays: vector_histogram sums each bin in
+    row order, as NumPy's bincount does, for the vector histograms and for the pair histograms
+    (these by halves from HALVES_ROWS rows, as the reference's); the partition is stable, as the
+    reference's.
     """
 
     name = "cpu-vector"
@@ -278,22 +280,40 @@ class CpuVectorBackend(NumpyBackend):
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
 
-    def vector_histograms(self, segments):
-        D = self.codes.shape[1]
-        hists = np.zeros((len(segments), D, self.n_codes, self._vector_width()))
-        blocks = min(self.n_threads, D)
+    def _histogram(self, idx, values, out):
+        """out (zero on entry) += the histogram of the rows idx's channel values and a count."""
         previous = numba.get_num_threads()
         numba.set_num_threads(self.n_threads)
         try:
-            for j, segment in enumerate(segments):
-                idx = self._segment(segment)
-                values = np.ascontiguousarray(self._vector_channels(idx), dtype=np.float64)
-                kernels.vector_histogram(self.codes, np.ascontiguousarray(idx), values, hists[j], blocks)
+            kernels.vector_histogram(self.codes, np.ascontiguousarray(idx), np.ascontiguousarray(values, np.float64),
+                                     out, min(self.n_threads, self.codes.shape[1]))
         finally:
             numba.set_num_threads(previous)
+
+    def vector_histograms(self, segments):
+        hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
+        for j, segment in enumerate(segments):
+            idx = self._segment(segment)
+            self._histogram(idx, self._vector_channels(idx), hists[j])
+        return hists
+
+    def histograms(self, segments, pairs, first_order=False):
+        """The LogitBoost family's pair histograms (multi-label targets), as the reference's
+        halved_histogram: a node of HALVES_ROWS rows or more sums its halves' histograms."""
+        hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
+        for j, (segment, pair) in enumerate(zip(segments, pairs)):
+            idx = self._segment(segment)
+            values = self._channels(idx, pair, first_order)
+            if idx.size < HALVES_ROWS:
+                self._histogram(idx, values, hists[j])
+            else:
+                mid = idx.size // 2
+                second = np.zeros(hists.shape[1:])
+                self._histogram(idx[:mid], values[:mid], hists[j])
+                self._histogram(idx[mid:], values[mid:], second)
+                hists[j] += second
         return hists
 
     def partition(self, segment, feature, bin, missing_left):
         return int(kernels.partition(self.rows, int(segment[0]), int(segment[1]), self.codes, int(feature),
                                      int(bin), bool(missing_left), self.n_codes - 1, self._scratch))
-
