@@ -104,7 +104,8 @@ def instrumented_source(source: str) -> tuple[str, list[str]]:
     for old, new in (("    for j in range(N):\n        rows[j] = j\n",
                       "    _t_all = _profile_tsc()\n    for j in range(N):\n        rows[j] = j\n"),
                      ("    if first_order:  # the histograms summed weights",
-                      f"    prof[{total}] += _profile_tsc() - _t_all\n    if first_order:  # the histograms summed weights")):
+                      f"    prof[{total}] += _profile_tsc() - _t_all\n"
+                      "    if first_order:  # the histograms summed weights")):
         if source.count(old) != 1:
             raise SystemExit(f"profile_cpu.py: grow_tree no longer has {old.strip()!r}; update the script")
         source = source.replace(old, new)
@@ -121,7 +122,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dataset")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--trees", type=int, default=100, help="trees fitted first (the scores the profile starts from)")
+    parser.add_argument("--trees", type=int, default=100,
+                        help="trees fitted first (the scores the profile starts from)")
     parser.add_argument("--repeat", type=int, default=100, help="times the next tree is grown")
     parser.add_argument("--leaves", type=int, default=20)
     args = parser.parse_args()

@@ -40,9 +40,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         trees (one per class); ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees
         against a base class; K-LogitBoost one vector tree updating all K classes; AdaBoost.MH
         (Kegl) one Hamming tree per iteration (K-LogitBoost and AdaBoost.MH on the CPU only:
-        the NumPy reference backend with its histograms and partition compiled). ``train_loss_`` is each algorithm's own training
-        loss (K-LogitBoost's is sum_k p_k - F_y; AdaBoost.MH's the exponential loss of eq (3),
-        1 at the start, with the weighted Hamming loss of eq (1) in ``train_hamming_loss_``);
+        the NumPy reference backend with its histograms and partition compiled).
+        ``train_loss_`` is each algorithm's own training loss (K-LogitBoost's is sum_k p_k - F_y;
+        AdaBoost.MH's the exponential loss of eq (3), 1 at the start, with the weighted Hamming
+        loss of eq (1) in ``train_hamming_loss_``);
         ``eval_loss_`` is the multinomial log loss of softmax(F) for every algorithm, and
         ``predict_proba`` is softmax(F) (for AdaBoost.MH a monotone map of its scores f to
         probabilities that sum to 1: the class ranking and ``predict``'s argmax are f's).

@@ -9,14 +9,15 @@ The kernels that call each other live in this one file: numba's on-disk cache (`
 is keyed on the defining file, so a caller in another file would keep a stale copy of a
 changed callee (or of a changed constant such as PARALLEL_CELLS).
 
-Arithmetic notes. Sums are float64 and sequential in row order within a node (a histogram of
-a node of HALVES_ROWS rows or more: within each half, the halves then added, as the NumPy
-reference defines it), so the result does not depend on the number of threads. The one exception is the class sums that only pick
-a node's pair: a larger child's are its parent's minus its sibling's, and two threads may sum
-a node's by halves; such a pair is used only where rounding bounds prove it is the one the
-sequential sums give (see "class sums of the larger child by subtraction"). Histograms are
-laid out like the reference's: ``hist[feature, code, channel]``, the missing code last,
-channels (w g, w h, count); the whole-tree ones have a fourth channel, 0 (LANES).
+Arithmetic notes. Sums are float64 and sequential in row order within a node (the histogram
+and cross sums of a node of HALVES_ROWS rows or more: within each half, the halves then
+added, as the NumPy reference defines them), so the result does not depend on the number of
+threads. The one exception is the class sums that only pick a node's pair: a larger child's
+are its parent's minus its sibling's, and two threads may sum a node's by halves; such a pair
+is used only where rounding bounds prove it is the one the sequential sums give (see "class
+sums of the larger child by subtraction"). Histograms are laid out like the reference's:
+``hist[feature, code, channel]``, the missing code last, channels (w g, w h, count); the
+whole-tree ones have a fourth channel, 0 (LANES).
 """
 
 from __future__ import annotations
