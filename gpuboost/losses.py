@@ -271,24 +271,29 @@ def adaboost_initial_weights(y: np.ndarray, n_classes: int, sample_weight: np.nd
     return W0
 
 
-def adaboost_weights(F: np.ndarray, Y: np.ndarray, W0: np.ndarray):
+def adaboost_weights(F: np.ndarray, Y: np.ndarray, W0: np.ndarray, log_W0: np.ndarray | None = None):
     """Weights and losses of AdaBoost.MH at scores F (paper 002).
 
     W_il = W0_il exp(-Y_il F_il), normalised to sum to 1 (Appendix B's update, applied to the
     sum of the base classifiers so far); the exponential loss (eq 3) sum W0 exp(-Y F); the
     weighted Hamming loss (eq 1) sum W0 [sign(F) != Y] (F = 0 counts as an error).
     Y is +1 at a row's label(s) and -1 elsewhere. Computed in the log domain, so that large
-    scores do not overflow the normalised weights.
+    scores do not overflow the normalised weights. ``log_W0``: np.log(W0), if the caller keeps
+    it between iterations (W0 does not change).
     """
-    with np.errstate(divide="ignore"):
-        a = np.log(W0) - Y * F
+    if log_W0 is None:
+        with np.errstate(divide="ignore"):
+            log_W0 = np.log(W0)
+    YF = Y * F
+    a = log_W0 - YF
     top = a.max()
-    e = np.exp(a - top)
+    a -= top
+    e = np.exp(a, out=a)
     total = e.sum()
-    W = e / total
+    W = np.divide(e, total, out=e)
     with np.errstate(over="ignore"):  # the loss itself may overflow to inf; the weights do not
         exp_loss = float(np.exp(top) * total)
-    hamming = float(W0[(Y * F) <= 0].sum())
+    hamming = float(W0[YF <= 0].sum())
     return W, exp_loss, hamming
 
 

@@ -645,6 +645,15 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, n_
     assert a.shape == b.shape
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a[:, 0].sum(axis=1)[:, -1], segments[:, 1] - segments[:, 0])  # counts
+    leaves = np.array([[0, 233], [233, 600], [600, n]])
+    deltas = rng.normal(size=(3, k))
+    deltas[1, 0] = 0.0
+    deltas[2, :] = -0.0
+    F_ref, F_fast = F.copy(), F.copy()
+    ref.update_scores(F_ref, leaves, deltas)
+    fast.update_scores(F_fast, leaves, deltas)
+    np.testing.assert_array_equal(F_ref, F_fast)
+    assert not np.array_equal(F_ref, F)
 
 
 @pytest.mark.parametrize("algorithm, multilabel", [("adaboostmh", False), ("adaboostmh", True),

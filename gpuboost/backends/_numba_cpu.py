@@ -1488,6 +1488,39 @@ def vector_histogram(codes, idx, values, hist, n_blocks):
                 cell[C] += 1.0
 
 
+@njit(cache=True, parallel=True)
+def vector_histogram_rows(codes, idx, A, B, w, weighted, product, hist, n_blocks):
+    """vector_histogram of the channel values the NumPy reference's _vector_channels would pass
+    for the rows idx, computed from the rows themselves (no gathered copy): product (AdaBoost.MH)
+    the K channels A * B (W Y); else (K-LogitBoost) the 2K channels A then B (g then p), each
+    times w[i] where weighted. The same products, summed in the same order: the same hist."""
+    D = codes.shape[1]
+    K = A.shape[1]
+    C = K if product else 2 * K
+    for block in prange(n_blocks):
+        f_lo = np.int64(block) * D // n_blocks
+        f_hi = (np.int64(block) + 1) * D // n_blocks
+        values = np.empty(C)
+        for j in range(idx.shape[0]):
+            i = idx[j]
+            if product:
+                for k in range(K):
+                    values[k] = A[i, k] * B[i, k]
+            elif weighted:
+                for k in range(K):
+                    values[k] = A[i, k] * w[i]
+                    values[K + k] = B[i, k] * w[i]
+            else:
+                for k in range(K):
+                    values[k] = A[i, k]
+                    values[K + k] = B[i, k]
+            for f in range(f_lo, f_hi):
+                cell = hist[f, codes[i, f]]
+                for c in range(C):
+                    cell[c] += values[c]
+                cell[C] += 1.0
+
+
 @njit(cache=True)
 def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, out):
     """out[i] = leaf id of row i."""

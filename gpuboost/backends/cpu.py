@@ -279,6 +279,7 @@ class CpuVectorBackend(NumpyBackend):
         self.rows = self.rows.astype(np.int64)
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
+        self._no_weight = np.ones(1)
 
     def _histogram(self, idx, values, out):
         """out (zero on entry) += the histogram of the rows idx's channel values and a count."""
@@ -291,11 +292,28 @@ class CpuVectorBackend(NumpyBackend):
             numba.set_num_threads(previous)
 
     def vector_histograms(self, segments):
+        """The reference's vector histograms, each row's channel values computed where it is
+        summed (vector_histogram_rows) instead of gathered first."""
         hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
-        for j, segment in enumerate(segments):
-            idx = self._segment(segment)
-            self._histogram(idx, self._vector_channels(idx), hists[j])
+        product = self.link == "exp"
+        A, B = (self.W, self.Y) if product else (self.g, self.p)
+        weighted = not product and self.weight is not None
+        w = self.weight if weighted else self._no_weight
+        previous = numba.get_num_threads()
+        numba.set_num_threads(self.n_threads)
+        try:
+            for j, segment in enumerate(segments):
+                kernels.vector_histogram_rows(self.codes, self._segment(segment), A, B, w, weighted, product, hists[j],
+                                              min(self.n_threads, self.codes.shape[1]))
+        finally:
+            numba.set_num_threads(previous)
         return hists
+
+    def update_scores(self, F, segments, deltas):
+        """The reference's F[rows of leaf j] += deltas[j], compiled (CpuBackend's kernel)."""
+        segments = np.asarray(segments, dtype=np.int64)
+        kernels.update_scores(F, self.rows, np.ascontiguousarray(segments[:, 0]), np.ascontiguousarray(segments[:, 1]),
+                              np.ascontiguousarray(deltas, dtype=np.float64))
 
     def histograms(self, segments, pairs, first_order=False):
         """The LogitBoost family's pair histograms (multi-label targets), as the reference's

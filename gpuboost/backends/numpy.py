@@ -190,11 +190,14 @@ class NumpyBackend(Backend):
             self.Y = -np.ones((self.y.shape[0], self.n_classes))
             self.Y[np.arange(self.y.shape[0]), self.y] = 1.0
             self.W0 = losses.adaboost_initial_weights(self.y, self.n_classes, self.weight)
+        if link == "exp":  # W0 never changes: its log once, for every set_scores
+            with np.errstate(divide="ignore"):
+                self._log_W0 = np.log(self.W0)
 
     # -- per-iteration state -------------------------------------------------------------
     def set_scores(self, F):
         if self.link == "exp":  # AdaBoost.MH: the weights, the exponential and Hamming losses
-            self.W, loss, self.hamming_loss = losses.adaboost_weights(F, self.Y, self.W0)
+            self.W, loss, self.hamming_loss = losses.adaboost_weights(F, self.Y, self.W0, self._log_W0)
             self.p = self.pc = None
             return loss
         if self.link == "klogit":  # K-LogitBoost's unnormalised link: p = exp(F - 1)
