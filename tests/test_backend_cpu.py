@@ -617,16 +617,18 @@ def test_kernels_compile_once_per_argument_types(tmp_path):
     assert done.returncode == 0 and "OK" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]
 
 
-@pytest.mark.parametrize("link, multilabel, weighted", [("exp", False, False), ("exp", True, True),
-                                                         ("klogit", False, True), ("klogit", False, False)])
+@pytest.mark.parametrize("link, multilabel, weighted, k", [("exp", False, False, 4), ("exp", True, True, 4),
+                                                            ("exp", False, True, 19), ("exp", True, False, 12),
+                                                            ("klogit", False, True, 4), ("klogit", False, False, 9)])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_vector_backend_stages_are_the_references(link, multilabel, weighted, n_threads):
-    # CpuVectorBackend (K-LogitBoost, AdaBoost.MH, multi-label) compiles two of the NumPy
-    # backend's stages: its vector histograms and partition must be the reference's, bit for bit
+def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k, n_threads):
+    # CpuVectorBackend (K-LogitBoost, AdaBoost.MH, multi-label) compiles the NumPy backend's
+    # vector histograms, their best splits, the partition and F's update: the reference's
+    # results, bit for bit (AdaBoost.MH's gains sum over classes as NumPy does: k from 8 up)
     from gpuboost.backends.cpu import CpuVectorBackend
 
     rng = np.random.default_rng(11)
-    n, d, k, n_bins = 700, 5, 4, 12
+    n, d, n_bins = 700, 5, 12
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
     codes[rng.random((n, d)) < 0.1] = 255
     y = rng.integers(0, k, size=n)
@@ -645,6 +647,16 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, n_
     assert a.shape == b.shape
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a[:, 0].sum(axis=1)[:, -1], segments[:, 1] - segments[:, 0])  # counts
+    for factorized in ((False, True) if link == "exp" else (False,)):
+        for min_samples_leaf in (1, 40):
+            want = ref.find_vector_splits(a, min_samples_leaf, factorized)
+            got = fast.find_vector_splits(b, min_samples_leaf, factorized)
+            np.testing.assert_array_equal(want.gain, got.gain)
+            np.testing.assert_array_equal(want.sums, got.sums)
+            found = np.isfinite(want.gain)
+            assert found[:3].all() and not found[3:].any()
+            for name in ("feature", "bin", "missing_left"):
+                np.testing.assert_array_equal(getattr(want, name)[found], getattr(got, name)[found])
     leaves = np.array([[0, 233], [233, 600], [600, n]])
     deltas = rng.normal(size=(3, k))
     deltas[1, 0] = 0.0
@@ -654,6 +666,19 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, n_
     fast.update_scores(F_fast, leaves, deltas)
     np.testing.assert_array_equal(F_ref, F_fast)
     assert not np.array_equal(F_ref, F)
+
+
+def test_numpy_sum_is_numpys():
+    # AdaBoost.MH's compiled gains sum |edges| over classes as NumPy's sum does (pairwise)
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(3)
+    for K in list(range(1, 41)) + [127, 128, 129, 300, 1000]:
+        x = np.abs(rng.normal(size=(20, K)) * np.exp(5 * rng.normal(size=(20, K))))
+        want = np.abs(x).sum(axis=-1)
+        got = np.array([kernels._numpy_sum(row, 0, K) for row in x])
+        np.testing.assert_array_equal(want, got)
+    assert any(kernels._numpy_sum(x[j], 0, 300) != sum(x[j]) for j in range(20))  # not a plain loop's
 
 
 @pytest.mark.parametrize("algorithm, multilabel", [("adaboostmh", False), ("adaboostmh", True),

@@ -1521,6 +1521,202 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, product, hist, n_blocks
                 cell[C] += 1.0
 
 
+#: vector_best_split's gains: K-LogitBoost's (backends.numpy.vector_gain), AdaBoost.MH's
+#: Hamming tree (edge_gain) and factorized stump (stump_edge_gain).
+VECTOR_GAIN, EDGE_GAIN, STUMP_GAIN = np.int64(0), np.int64(1), np.int64(2)
+
+
+@njit(cache=True)
+def _block_sum(a, lo, n):
+    """NumPy's sum of a run of at most 128 values: eight accumulators from 8 values up."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def _numpy_sum(a, lo, n):
+    """a[lo:lo + n].sum() as NumPy sums a contiguous run, the same rounding: its pairwise
+    summation, blocks of up to 128 values (_block_sum), a longer run the sum of its two halves
+    (the first half a multiple of 8). A test holds it to NumPy's. The halving runs on an
+    explicit stack: numba's cache cannot load a recursive function (it crashes)."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    at = np.empty(64, np.int64)  # a run's start, length and how far it has got
+    size = np.empty(64, np.int64)
+    state = np.empty(64, np.int64)
+    values = np.empty(64)
+    depth = 1
+    at[0] = lo
+    size[0] = n
+    state[0] = 0
+    count = 0
+    while depth > 0:
+        top = depth - 1
+        m = size[top]
+        if m <= 128:
+            values[count] = _block_sum(a, at[top], m)
+            count += 1
+            depth -= 1
+            continue
+        half = m // 2
+        half -= half % 8
+        if state[top] == 0:  # its first half next
+            state[top] = 1
+            at[depth], size[depth], state[depth] = at[top], half, 0
+            depth += 1
+        elif state[top] == 1:  # then its second half
+            state[top] = 2
+            at[depth], size[depth], state[depth] = at[top] + half, m - half, 0
+            depth += 1
+        else:  # both done: their sum
+            values[count - 2] = values[count - 2] + values[count - 1]
+            count -= 1
+            depth -= 1
+    return values[0]
+
+
+@njit(cache=True)
+def _vector_gain(mode, L, R, sums, K, parent, terms):
+    """The gain of one candidate (side sums L, R; node sums sums) as the reference's gain
+    functions compute it, the same operations in the same order; parent: the node's own term
+    (see vector_best_split). terms: scratch of length K."""
+    if mode == VECTOR_GAIN:  # sum over classes of eq (30), class by class
+        total = 0.0
+        for k in range(K):
+            left = L[k] * L[k] / (2.0 * _hguard(L[K + k]))
+            right = R[k] * R[k] / (2.0 * _hguard(R[K + k]))
+            p = sums[k] * sums[k] / (2.0 * _hguard(sums[K + k]))
+            gain = left + right - p
+            total = total + (gain if gain > GAIN_NOISE * (left + right + p) else 0.0)
+        return total
+    if mode == EDGE_GAIN:
+        for k in range(K):
+            terms[k] = abs(L[k])
+        left = _numpy_sum(terms, 0, K)
+        for k in range(K):
+            terms[k] = abs(R[k])
+        right = _numpy_sum(terms, 0, K)
+        gain = left + right - parent
+        return gain if gain > GAIN_NOISE * (left + right + parent) else 0.0
+    for k in range(K):  # STUMP_GAIN
+        terms[k] = abs(L[k] - R[k])
+    edge = _numpy_sum(terms, 0, K)
+    gain = edge - parent
+    return gain if gain > GAIN_NOISE * (edge + parent) else 0.0
+
+
+@njit(cache=True)
+def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, side, cand_gain, cand_at):
+    """Best split of one node from its vector histogram (channels: K-LogitBoost's g_0..g_K-1,
+    h_0..h_K-1, count; AdaBoost.MH's K edges, count), as backends.numpy.best_splits does it
+    with the gain function ``mode`` names; best_split's candidate order, tie rule and
+    skipping of empty bins. Fills sums (the node totals, from feature 0's bins).
+
+    prefix, suffix: scratch of shape (n_codes, C); side: (3, C); cand_gain, cand_at as
+    best_split's. Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    """
+    D, W, C = hist.shape
+    nb = W - 1
+    K = C - 1 if mode != VECTOR_GAIN else (C - 1) // 2
+    for c in range(C):
+        t = 0.0
+        for b in range(W):
+            t += hist[0, b, c]
+        sums[c] = t
+    n = sums[C - 1]
+    terms = np.empty(K)
+    parent = 0.0
+    if mode != VECTOR_GAIN:
+        for k in range(K):
+            terms[k] = abs(sums[k])
+        parent = _numpy_sum(terms, 0, K)
+    L = side[0]
+    R = side[1]
+    top = -np.inf
+    m = 0
+    for f in range(D):
+        for c in range(C):
+            acc = 0.0
+            for b in range(nb):
+                acc += hist[f, b, c]
+                prefix[b, c] = acc
+            acc = 0.0
+            suffix[nb - 1, c] = 0.0
+            for b in range(nb - 1, 0, -1):
+                acc += hist[f, b, c]
+                suffix[b - 1, c] = acc
+        mc = hist[f, nb, C - 1]
+        for b in range(nb):
+            if b > 0 and hist[f, b, C - 1] == 0.0:
+                continue
+            gain = -np.inf  # missing values right
+            if prefix[b, C - 1] >= min_samples_leaf and suffix[b, C - 1] + mc >= min_samples_leaf:
+                for c in range(C):
+                    L[c] = prefix[b, c]
+                    R[c] = suffix[b, c] + hist[f, nb, c]
+                gain = _vector_gain(mode, L, R, sums, K, parent, terms)
+            cand_gain[m] = gain
+            cand_at[m] = (f * nb + b) * 2
+            m += 1
+            if gain > top:
+                top = gain
+            if mc == 0:  # no missing values of this feature in the node: no missing-left candidate
+                continue
+            gain = -np.inf
+            if prefix[b, C - 1] + mc >= min_samples_leaf and suffix[b, C - 1] >= min_samples_leaf:
+                for c in range(C):
+                    L[c] = prefix[b, c] + hist[f, nb, c]
+                    R[c] = suffix[b, c]
+                gain = _vector_gain(mode, L, R, sums, K, parent, terms)
+            cand_gain[m] = gain
+            cand_at[m] = (f * nb + b) * 2 + 1
+            m += 1
+            if gain > top:
+                top = gain
+    if not np.isfinite(top):
+        return top, 0, 0, False
+    threshold = top - SPLIT_TIE * abs(top)
+    at = 0
+    best_gain = top
+    for j in range(m):
+        if cand_gain[j] >= threshold:
+            best_gain = cand_gain[j]
+            at = cand_at[j]
+            break
+    best_dir = at % 2
+    best_b = (at // 2) % nb
+    best_f = at // 2 // nb
+    if hist[best_f, nb, C - 1] > 0:  # the chosen feature has missing values in the node
+        missing_left = best_dir == 1
+    else:
+        left_rows = 0.0
+        for b in range(best_b + 1):
+            left_rows += hist[best_f, b, C - 1]
+        missing_left = left_rows >= n - left_rows
+    return best_gain, best_f, best_b, missing_left
+
+
 @njit(cache=True)
 def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, out):
     """out[i] = leaf id of row i."""

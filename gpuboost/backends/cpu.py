@@ -309,6 +309,24 @@ class CpuVectorBackend(NumpyBackend):
             numba.set_num_threads(previous)
         return hists
 
+    def find_vector_splits(self, hists, min_samples_leaf, factorized=False):
+        """The reference's best splits by its vector gains, compiled (vector_best_split)."""
+        if self.link == "exp":
+            mode = kernels.STUMP_GAIN if factorized else kernels.EDGE_GAIN
+        else:
+            mode = kernels.VECTOR_GAIN
+        n, C = hists.shape[0], hists.shape[3]
+        out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
+                         missing_left=np.empty(n, bool), sums=np.empty((n, C)))
+        prefix, suffix, side = np.empty((self.n_codes, C)), np.empty((self.n_codes, C)), np.empty((3, C))
+        cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
+        cand_at = np.empty(cand_gain.shape[0], np.int64)
+        for j in range(n):
+            found = kernels.vector_best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), mode, out.sums[j],
+                                              prefix, suffix, side, cand_gain, cand_at)
+            out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
+        return out
+
     def update_scores(self, F, segments, deltas):
         """The reference's F[rows of leaf j] += deltas[j], compiled (CpuBackend's kernel)."""
         segments = np.asarray(segments, dtype=np.int64)
