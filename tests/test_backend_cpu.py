@@ -682,7 +682,7 @@ def test_numpy_sum_is_numpys():
 
 
 @pytest.mark.parametrize("algorithm, multilabel", [("adaboostmh", False), ("adaboostmh", True),
-                                                    ("klogitboost", False), ("aoso", True)])
+                                                    ("klogitboost", False), ("aoso", True), ("mart", True)])
 def test_vector_algorithms_train_the_references_models(algorithm, multilabel, monkeypatch):
     # device="cpu" trains these with CpuVectorBackend: the same model as the NumPy reference
     from gpuboost import BoostClassifier
@@ -705,8 +705,9 @@ def test_vector_algorithms_train_the_references_models(algorithm, multilabel, mo
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_vector_backend_pair_histograms_are_the_references(weighted):
-    # multi-label AOSO / MART / robust LogitBoost: their pair histograms, compiled, are the
-    # reference's, by halves from HALVES_ROWS rows as halved_histogram sums them
+    # multi-label AOSO / MART / robust LogitBoost: their pairs (eq 33 with the cross sums by
+    # halves, eq 32), pair histograms (by halves from HALVES_ROWS rows, as halved_histogram sums
+    # them), best splits and node sums, compiled, are the reference's
     from gpuboost.backends import _numba_cpu as kernels
     from gpuboost.backends.cpu import CpuVectorBackend
 
@@ -723,10 +724,21 @@ def test_vector_backend_pair_histograms_are_the_references(weighted):
     F = rng.normal(size=(n, k))
     assert ref.set_scores(F) == fast.set_scores(F)
     segments = np.array([[0, n], [0, 1000], [1000, n], [5, 5]])  # the first and third of HALVES_ROWS rows or more
+    np.testing.assert_array_equal(ref.select_pairs(segments, "eq32"), fast.select_pairs(segments, "eq32"))
     pairs = ref.select_pairs(segments, "eq33")
     np.testing.assert_array_equal(pairs, fast.select_pairs(segments, "eq33"))
     for first_order in (False, True):
-        np.testing.assert_array_equal(ref.histograms(segments, pairs, first_order),
-                                      fast.histograms(segments, pairs, first_order))
+        hists = ref.histograms(segments, pairs, first_order)
+        np.testing.assert_array_equal(hists, fast.histograms(segments, pairs, first_order))
+        for min_samples_leaf in (1, 50):
+            want, got = ref.find_splits(hists, min_samples_leaf), fast.find_splits(hists, min_samples_leaf)
+            found = np.isfinite(want.gain)
+            assert found[:3].all()
+            for name in ("gain", "sums"):
+                np.testing.assert_array_equal(getattr(want, name), getattr(got, name))
+            for name in ("feature", "bin", "missing_left"):
+                np.testing.assert_array_equal(getattr(want, name)[found], getattr(got, name)[found])
+    np.testing.assert_array_equal(ref.node_sums(segments, pairs), fast.node_sums(segments, pairs))
     pairs[:, 1] = -1  # MART's and robust LogitBoost's single class
     np.testing.assert_array_equal(ref.histograms(segments, pairs), fast.histograms(segments, pairs))
+    np.testing.assert_array_equal(ref.node_sums(segments, pairs), fast.node_sums(segments, pairs))

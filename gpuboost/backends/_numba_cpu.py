@@ -1521,6 +1521,58 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, product, hist, n_blocks
                 cell[C] += 1.0
 
 
+# -- multi-label targets (paper 004), for CpuVectorBackend ----------------------------------
+@njit(cache=True)
+def _target_gradient(p, pc, eta):
+    """losses.target_gradient of one value: p - eta, or -pc where eta is 1."""
+    return -pc if eta == 1.0 else p - eta
+
+
+@njit(cache=True)
+def eta_class_sums(rows, start, stop, p, pc, eta, w, weighted, G, Hd):
+    """G_k = sum w g_ik (g = p - eta, target_gradient's) and Hd_k = sum w p_ik pc_ik over the
+    node rows[start:stop], in row order: the column sums of the reference's select_pairs."""
+    K = p.shape[1]
+    G[:] = 0.0
+    Hd[:] = 0.0
+    for j in range(start, stop):
+        i = rows[j]
+        for k in range(K):
+            g = _target_gradient(p[i, k], pc[i, k], eta[i, k])
+            hd = p[i, k] * pc[i, k]
+            if weighted:
+                g = g * w[i]
+                hd = hd * w[i]
+            G[k] += g
+            Hd[k] += hd
+
+
+@njit(cache=True)
+def eta_pair_channels(rows, start, stop, r, s, p, pc, eta, w, weighted, first_order, out):
+    """out[j - start] = (w g, w h) of row rows[j] under the pair (r, s), s = -1 the single
+    class r, as losses.pair_statistics with multi-label targets (then times the weight; h = 1
+    first_order): the reference's _channels, the same operations in the same order."""
+    for j in range(start, stop):
+        i = rows[j]
+        p_r = p[i, r]
+        pc_r = pc[i, r]
+        if s >= 0:
+            p_s = p[i, s]
+            pc_s = pc[i, s]
+            g = _target_gradient(p_r, pc_r, eta[i, r]) - _target_gradient(p_s, pc_s, eta[i, s])
+            h = p_r * pc_r + p_s * pc_s + 2.0 * p_r * p_s
+        else:
+            g = _target_gradient(p_r, pc_r, eta[i, r])
+            h = p_r * pc_r
+        if first_order:
+            h = 1.0
+        if weighted:
+            g = g * w[i]
+            h = h * w[i]
+        out[j - start, 0] = g
+        out[j - start, 1] = h
+
+
 #: vector_best_split's gains: K-LogitBoost's (backends.numpy.vector_gain), AdaBoost.MH's
 #: Hamming tree (edge_gain) and factorized stump (stump_edge_gain).
 VECTOR_GAIN, EDGE_GAIN, STUMP_GAIN = np.int64(0), np.int64(1), np.int64(2)

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
-from .base import HALVES_ROWS, N_CHANNELS, Backend, SplitBatch
+from .base import COUNT, HALVES_ROWS, N_CHANNELS, Backend, SplitBatch
 from .numpy import NumpyBackend
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -333,13 +333,51 @@ class CpuVectorBackend(NumpyBackend):
         kernels.update_scores(F, self.rows, np.ascontiguousarray(segments[:, 0]), np.ascontiguousarray(segments[:, 1]),
                               np.ascontiguousarray(deltas, dtype=np.float64))
 
+    def select_pairs(self, segments, rule):
+        """Multi-label targets: the reference's pairs, compiled (eta_class_sums, then r, the cross
+        sums by halves and s as CpuBackend picks them)."""
+        if self.eta is None:
+            return super().select_pairs(segments, rule)
+        K = self.n_classes
+        G, Hd, C = np.empty(K), np.empty(K), np.empty(K)
+        weighted = self.weight is not None
+        w = self.weight if weighted else self._no_weight
+        rule_eq32 = rule == "eq32"
+        pairs = np.empty((len(segments), 2), dtype=np.int64)
+        for j, (start, stop) in enumerate(segments):
+            kernels.eta_class_sums(self.rows, int(start), int(stop), self.p, self.pc, self.eta, w, weighted, G, Hd)
+            pairs[j] = kernels.pair_from_class_sums(self.rows, int(start), int(stop), self.p, w, weighted, rule_eq32,
+                                                    G, Hd, C)
+        return pairs
+
+    def _segment_channels(self, segment, pair, first_order=False):
+        """The reference's _channels of a segment's rows; compiled for multi-label targets."""
+        if self.eta is None or pair[1] < -1:
+            return self._channels(self._segment(segment), pair, first_order)
+        start, stop = int(segment[0]), int(segment[1])
+        out = np.empty((stop - start, 2))
+        weighted = self.weight is not None
+        kernels.eta_pair_channels(self.rows, start, stop, int(pair[0]), int(pair[1]), self.p, self.pc, self.eta,
+                                  self.weight if weighted else self._no_weight, weighted, bool(first_order), out)
+        return out
+
+    def node_sums(self, segments, pairs):
+        sums = np.empty((len(segments), N_CHANNELS))
+        for j, (segment, pair) in enumerate(zip(segments, pairs)):
+            sums[j, :2] = self._segment_channels(segment, pair).sum(axis=0)
+            sums[j, COUNT] = int(segment[1]) - int(segment[0])
+        return sums
+
+    #: the pair histograms' best splits: CpuBackend's kernel (the same histogram layout)
+    find_splits = CpuBackend.find_splits
+
     def histograms(self, segments, pairs, first_order=False):
         """The LogitBoost family's pair histograms (multi-label targets), as the reference's
         halved_histogram: a node of HALVES_ROWS rows or more sums its halves' histograms."""
         hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, (segment, pair) in enumerate(zip(segments, pairs)):
             idx = self._segment(segment)
-            values = self._channels(idx, pair, first_order)
+            values = self._segment_channels(segment, pair, first_order)
             if idx.size < HALVES_ROWS:
                 self._histogram(idx, values, hists[j])
             else:
