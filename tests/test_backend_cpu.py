@@ -637,8 +637,11 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     kwargs = dict(n_bins=n_bins, missing_code=255, link=link, labels=labels)
     ref = NumpyBackend(codes, y, w, k, **kwargs)
     fast = CpuVectorBackend(codes, y, w, k, n_threads=n_threads, **kwargs)
-    F = rng.normal(size=(n, k))
-    assert ref.set_scores(F) == fast.set_scores(F)
+    for F in (np.zeros((n, k)), 30.0 * rng.normal(size=(n, k)), rng.normal(size=(n, k))):
+        assert ref.set_scores(F) == fast.set_scores(F)
+        if link == "exp":  # AdaBoost.MH's weights and Hamming loss, compiled
+            np.testing.assert_array_equal(ref.W, fast.W)
+            assert ref.hamming_loss == fast.hamming_loss
     for feature, bin_, missing_left in ((0, 5, True), (3, 2, False)):
         assert ref.partition((0, n), feature, bin_, missing_left) == fast.partition((0, n), feature, bin_, missing_left)
         np.testing.assert_array_equal(ref.rows, fast.rows)

@@ -1521,6 +1521,33 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, product, hist, n_blocks
                 cell[C] += 1.0
 
 
+# -- AdaBoost.MH's weights, for CpuVectorBackend ---------------------------------------------
+@njit(cache=True)
+def adaboost_arguments(F, Y, log_W0, W0, a, hamming_terms):
+    """The steps of losses.adaboost_weights before its exponential, in one pass and the same
+    values: a = log W0 - Y F, then minus its maximum top (NaN if any is, as NumPy's max);
+    hamming_terms[:m] = W0 where Y F <= 0, in row-major order (as W0[Y F <= 0]). Returns
+    (top, m)."""
+    n, K = F.shape
+    top = -np.inf
+    m = 0
+    for i in range(n):
+        for k in range(K):
+            yf = Y[i, k] * F[i, k]
+            v = log_W0[i, k] - yf
+            a[i, k] = v
+            if v > top or v != v:
+                if top == top:  # not NaN yet
+                    top = v
+            if yf <= 0.0:
+                hamming_terms[m] = W0[i, k]
+                m += 1
+    for i in range(n):
+        for k in range(K):
+            a[i, k] -= top
+    return top, m
+
+
 # -- multi-label targets (paper 004), for CpuVectorBackend ----------------------------------
 @njit(cache=True)
 def _target_gradient(p, pc, eta):

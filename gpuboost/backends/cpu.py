@@ -281,6 +281,25 @@ class CpuVectorBackend(NumpyBackend):
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
         self._no_weight = np.ones(1)
 
+    def set_scores(self, F):
+        """AdaBoost.MH: losses.adaboost_weights with its passes compiled (adaboost_arguments, and
+        NumPy's pairwise sums as _numpy_sum rounds them), its exponentials NumPy's: the same
+        weights and losses. Other links: the reference's."""
+        if self.link != "exp":
+            return super().set_scores(F)
+        F = np.ascontiguousarray(F, dtype=np.float64)
+        a = np.empty(F.shape)
+        terms = np.empty(F.size)
+        top, m = kernels.adaboost_arguments(F, self.Y, self._log_W0, self.W0, a, terms)
+        np.exp(a, out=a)
+        total = kernels._numpy_sum(a.reshape(-1), 0, a.size)
+        self.W = np.divide(a, total, out=a)
+        with np.errstate(over="ignore"):  # the loss itself may overflow to inf; the weights do not
+            loss = float(np.exp(top) * total)
+        self.hamming_loss = float(kernels._numpy_sum(terms, 0, m))
+        self.p = self.pc = None
+        return loss
+
     def _histogram(self, idx, values, out):
         """out (zero on entry) += the histogram of the rows idx's channel values and a count."""
         previous = numba.get_num_threads()
