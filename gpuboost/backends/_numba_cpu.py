@@ -1706,14 +1706,14 @@ def _vector_gain(mode, L, R, sums, K, parent, terms):
 
 
 @njit(cache=True)
-def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, side, cand_gain, cand_at):
+def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_gain, cand_at):
     """Best split of one node from its vector histogram (channels: K-LogitBoost's g_0..g_K-1,
     h_0..h_K-1, count; AdaBoost.MH's K edges, count), as backends.numpy.best_splits does it
     with the gain function ``mode`` names; best_split's candidate order, tie rule and
     skipping of empty bins. Fills sums (the node totals, from feature 0's bins).
 
-    prefix, suffix: scratch of shape (n_codes, C); side: (3, C); cand_gain, cand_at as
-    best_split's. Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    prefix, suffix: scratch of shape (n_codes, C); cand_gain, cand_at as best_split's.
+    Returns (gain, feature, bin, missing_left); gain -inf when no split.
     """
     D, W, C = hist.shape
     nb = W - 1
@@ -1730,21 +1730,27 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, side, 
         for k in range(K):
             terms[k] = abs(sums[k])
         parent = _numpy_sum(terms, 0, K)
-    L = side[0]
-    R = side[1]
+    L = np.empty(C)  # the candidate's sides
+    R = np.empty(C)
     top = -np.inf
     m = 0
+    acc = np.empty(C)
     for f in range(D):
+        # prefix[b] = bins 0..b, suffix[b] = bins b + 1..nb - 1, each channel summed in bin
+        # order (the reference's cumulative sums), row by row
         for c in range(C):
-            acc = 0.0
-            for b in range(nb):
-                acc += hist[f, b, c]
-                prefix[b, c] = acc
-            acc = 0.0
+            acc[c] = 0.0
+        for b in range(nb):
+            for c in range(C):
+                acc[c] += hist[f, b, c]
+                prefix[b, c] = acc[c]
+        for c in range(C):
+            acc[c] = 0.0
             suffix[nb - 1, c] = 0.0
-            for b in range(nb - 1, 0, -1):
-                acc += hist[f, b, c]
-                suffix[b - 1, c] = acc
+        for b in range(nb - 1, 0, -1):
+            for c in range(C):
+                acc[c] += hist[f, b, c]
+                suffix[b - 1, c] = acc[c]
         mc = hist[f, nb, C - 1]
         for b in range(nb):
             if b > 0 and hist[f, b, C - 1] == 0.0:

@@ -337,12 +337,12 @@ class CpuVectorBackend(NumpyBackend):
         n, C = hists.shape[0], hists.shape[3]
         out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
                          missing_left=np.empty(n, bool), sums=np.empty((n, C)))
-        prefix, suffix, side = np.empty((self.n_codes, C)), np.empty((self.n_codes, C)), np.empty((3, C))
+        prefix, suffix = np.empty((self.n_codes, C)), np.empty((self.n_codes, C))
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
         cand_at = np.empty(cand_gain.shape[0], np.int64)
         for j in range(n):
             found = kernels.vector_best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), mode, out.sums[j],
-                                              prefix, suffix, side, cand_gain, cand_at)
+                                              prefix, suffix, cand_gain, cand_at)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
