@@ -671,6 +671,29 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     assert not np.array_equal(F_ref, F)
 
 
+@pytest.mark.parametrize("link", ["exp", "klogit"])
+def test_vector_splits_of_equal_features_go_to_the_first(link):
+    # the compiled vector splits scan feature blocks on threads of their own: where features
+    # tie (here all are the same column), the first feature's candidate wins, as in the reference
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    rng = np.random.default_rng(5)
+    n, d, k, n_bins = 500, 6, 5, 9
+    codes = np.repeat(rng.integers(0, n_bins, size=(n, 1)), d, axis=1).astype(np.uint8)
+    y = (codes[:, 0] * k // n_bins).astype(np.int64)
+    kwargs = dict(n_bins=n_bins, missing_code=255, link=link)
+    ref = NumpyBackend(codes, y, None, k, **kwargs)
+    fast = CpuVectorBackend(codes, y, None, k, n_threads=2, **kwargs)
+    F = rng.normal(size=(n, k))
+    ref.set_scores(F)
+    fast.set_scores(F)
+    hists = ref.vector_histograms(np.array([[0, n]]))
+    want, got = ref.find_vector_splits(hists, 1), fast.find_vector_splits(hists, 1)
+    assert want.gain[0] > 0 and want.feature[0] == 0
+    for name in ("gain", "feature", "bin", "missing_left"):
+        np.testing.assert_array_equal(getattr(want, name), getattr(got, name))
+
+
 def test_numpy_sum_is_numpys():
     # AdaBoost.MH's compiled gains sum |edges| over classes as NumPy's sum does (pairwise)
     from gpuboost.backends import _numba_cpu as kernels

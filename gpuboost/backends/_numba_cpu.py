@@ -1706,36 +1706,18 @@ def _vector_gain(mode, L, R, sums, K, parent, terms):
 
 
 @njit(cache=True)
-def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_gain, cand_at):
-    """Best split of one node from its vector histogram (channels: K-LogitBoost's g_0..g_K-1,
-    h_0..h_K-1, count; AdaBoost.MH's K edges, count), as backends.numpy.best_splits does it
-    with the gain function ``mode`` names; best_split's candidate order, tie rule and
-    skipping of empty bins. Fills sums (the node totals, from feature 0's bins).
-
-    prefix, suffix: scratch of shape (n_codes, C); cand_gain, cand_at as best_split's.
-    Returns (gain, feature, bin, missing_left); gain -inf when no split.
-    """
-    D, W, C = hist.shape
-    nb = W - 1
-    K = C - 1 if mode != VECTOR_GAIN else (C - 1) // 2
-    for c in range(C):
-        t = 0.0
-        for b in range(W):
-            t += hist[0, b, c]
-        sums[c] = t
-    n = sums[C - 1]
+def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, sums, K, parent, prefix, suffix, cand_gain,
+                       cand_at, m):
+    """vector_best_split's candidates of the features f_lo..f_hi - 1, stored from cand_gain[m]
+    on. Returns (the end of the stored candidates, their largest gain)."""
+    nb = hist.shape[1] - 1
+    C = hist.shape[2]
     terms = np.empty(K)
-    parent = 0.0
-    if mode != VECTOR_GAIN:
-        for k in range(K):
-            terms[k] = abs(sums[k])
-        parent = _numpy_sum(terms, 0, K)
     L = np.empty(C)  # the candidate's sides
     R = np.empty(C)
-    top = -np.inf
-    m = 0
     acc = np.empty(C)
-    for f in range(D):
+    top = -np.inf
+    for f in range(f_lo, f_hi):
         # prefix[b] = bins 0..b, suffix[b] = bins b + 1..nb - 1, each channel summed in bin
         # order (the reference's cumulative sums), row by row
         for c in range(C):
@@ -1779,15 +1761,63 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
             m += 1
             if gain > top:
                 top = gain
+    return m, top
+
+
+@njit(cache=True, parallel=True)
+def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_gain, cand_at, n_blocks):
+    """Best split of one node from its vector histogram (channels: K-LogitBoost's g_0..g_K-1,
+    h_0..h_K-1, count; AdaBoost.MH's K edges, count), as backends.numpy.best_splits does it
+    with the gain function ``mode`` names; best_split's candidate order, tie rule and
+    skipping of empty bins. Fills sums (the node totals, from feature 0's bins).
+
+    The features are split into n_blocks blocks, one per thread, each storing its candidates
+    in its own part of cand_gain and cand_at (from 2 f_lo (n_codes - 1), in the reference's
+    order); then the largest gain, and the first candidate in that order within SPLIT_TIE of it:
+    the blocks change nothing in the result. prefix, suffix: scratch of shape (n_blocks,
+    n_codes, C); cand_gain (float64) and cand_at (int64) of length >= 2 D (n_codes - 1).
+    Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    """
+    D, W, C = hist.shape
+    nb = W - 1
+    K = C - 1 if mode != VECTOR_GAIN else (C - 1) // 2
+    for c in range(C):
+        t = 0.0
+        for b in range(W):
+            t += hist[0, b, c]
+        sums[c] = t
+    n = sums[C - 1]
+    parent = 0.0
+    if mode != VECTOR_GAIN:
+        terms = np.empty(K)
+        for k in range(K):
+            terms[k] = abs(sums[k])
+        parent = _numpy_sum(terms, 0, K)
+    ends = np.empty(n_blocks, np.int64)
+    tops = np.empty(n_blocks)
+    for block in prange(n_blocks):
+        block = np.int64(block)
+        f_lo = block * D // n_blocks
+        f_hi = (block + 1) * D // n_blocks
+        ends[block], tops[block] = _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, sums, K, parent,
+                                                      prefix[block], suffix[block], cand_gain, cand_at,
+                                                      2 * f_lo * nb)
+    top = -np.inf
+    for block in range(n_blocks):
+        if tops[block] > top:
+            top = tops[block]
     if not np.isfinite(top):
         return top, 0, 0, False
     threshold = top - SPLIT_TIE * abs(top)
-    at = 0
+    at = -1
     best_gain = top
-    for j in range(m):
-        if cand_gain[j] >= threshold:
-            best_gain = cand_gain[j]
-            at = cand_at[j]
+    for block in range(n_blocks):
+        for j in range(2 * (block * D // n_blocks) * nb, ends[block]):
+            if cand_gain[j] >= threshold:
+                best_gain = cand_gain[j]
+                at = cand_at[j]
+                break
+        if at >= 0:
             break
     best_dir = at % 2
     best_b = (at // 2) % nb

@@ -337,13 +337,19 @@ class CpuVectorBackend(NumpyBackend):
         n, C = hists.shape[0], hists.shape[3]
         out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
                          missing_left=np.empty(n, bool), sums=np.empty((n, C)))
-        prefix, suffix = np.empty((self.n_codes, C)), np.empty((self.n_codes, C))
+        n_blocks = min(self.n_threads, hists.shape[1])  # feature blocks, a thread each
+        prefix, suffix = np.empty((n_blocks, self.n_codes, C)), np.empty((n_blocks, self.n_codes, C))
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
         cand_at = np.empty(cand_gain.shape[0], np.int64)
-        for j in range(n):
-            found = kernels.vector_best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), mode, out.sums[j],
-                                              prefix, suffix, cand_gain, cand_at)
-            out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
+        previous = numba.get_num_threads()
+        numba.set_num_threads(self.n_threads)
+        try:
+            for j in range(n):
+                found = kernels.vector_best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), mode,
+                                                  out.sums[j], prefix, suffix, cand_gain, cand_at, n_blocks)
+                out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
+        finally:
+            numba.set_num_threads(previous)
         return out
 
     def update_scores(self, F, segments, deltas):
