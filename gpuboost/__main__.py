@@ -162,6 +162,8 @@ def _bench(args) -> int:
 
 
 def _demo(args) -> int:
+    from sklearn.base import clone
+
     from . import BoostClassifier
     from .datasets import POKER_HAND_NAMES, make_poker_hands
 
@@ -173,6 +175,14 @@ def _demo(args) -> int:
         n_estimators=args.n_estimators, max_leaves=args.max_leaves, learning_rate=args.learning_rate,
         device=args.device, verbose=args.verbose,
     )
+    if args.n_estimators >= 1:
+        # a machine's first fit compiles the kernels (numba caches them): a small fit first, so
+        # that the time below is training alone
+        print("preparing the kernels (compiled on a machine's first run, about half a minute; cached for later "
+              "runs) ...", flush=True)
+        started = time.perf_counter()
+        clone(model).set_params(n_estimators=2, verbose=0).fit(X_train[:500], y_train[:500])
+        print(f"kernels ready in {time.perf_counter() - started:.1f} s", flush=True)
     started = time.perf_counter()
     model.fit(X_train, y_train)
     seconds = time.perf_counter() - started
