@@ -1489,23 +1489,24 @@ def vector_histogram(codes, idx, values, hist, n_blocks):
 
 
 @njit(cache=True, parallel=True)
-def vector_histogram_rows(codes, idx, A, B, w, weighted, product, hist, n_blocks):
+def vector_histogram_rows(codes, idx, A, B, w, weighted, single, hist, n_blocks):
     """vector_histogram of the channel values the NumPy reference's _vector_channels would pass
-    for the rows idx, computed from the rows themselves (no gathered copy): product (AdaBoost.MH)
-    the K channels A * B (W Y); else (K-LogitBoost) the 2K channels A then B (g then p), each
-    times w[i] where weighted. The same products, summed in the same order: the same hist."""
+    for the rows idx, read from the rows themselves (no gathered copy): single (AdaBoost.MH)
+    the K channels A (W Y, as set_scores computes it); else (K-LogitBoost) the 2K channels A
+    then B (g then p), each times w[i] where weighted. The same values, summed in the same
+    order: the same hist."""
     D = codes.shape[1]
     K = A.shape[1]
-    C = K if product else 2 * K
+    C = K if single else 2 * K
     for block in prange(n_blocks):
         f_lo = np.int64(block) * D // n_blocks
         f_hi = (np.int64(block) + 1) * D // n_blocks
         values = np.empty(C)
         for j in range(idx.shape[0]):
             i = idx[j]
-            if product:
+            if single:
                 for k in range(K):
-                    values[k] = A[i, k] * B[i, k]
+                    values[k] = A[i, k]
             elif weighted:
                 for k in range(K):
                     values[k] = A[i, k] * w[i]

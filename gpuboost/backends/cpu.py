@@ -294,6 +294,7 @@ class CpuVectorBackend(NumpyBackend):
         np.exp(a, out=a)
         total = kernels._numpy_sum(a.reshape(-1), 0, a.size)
         self.W = np.divide(a, total, out=a)
+        self._WY = np.multiply(self.W, self.Y)  # the histograms' channels (_vector_channels')
         with np.errstate(over="ignore"):  # the loss itself may overflow to inf; the weights do not
             loss = float(np.exp(top) * total)
         self.hamming_loss = float(kernels._numpy_sum(terms, 0, m))
@@ -314,15 +315,15 @@ class CpuVectorBackend(NumpyBackend):
         """The reference's vector histograms, each row's channel values computed where it is
         summed (vector_histogram_rows) instead of gathered first."""
         hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
-        product = self.link == "exp"
-        A, B = (self.W, self.Y) if product else (self.g, self.p)
-        weighted = not product and self.weight is not None
+        single = self.link == "exp"
+        A, B = (self._WY, self._WY) if single else (self.g, self.p)
+        weighted = not single and self.weight is not None
         w = self.weight if weighted else self._no_weight
         previous = numba.get_num_threads()
         numba.set_num_threads(self.n_threads)
         try:
             for j, segment in enumerate(segments):
-                kernels.vector_histogram_rows(self.codes, self._segment(segment), A, B, w, weighted, product, hists[j],
+                kernels.vector_histogram_rows(self.codes, self._segment(segment), A, B, w, weighted, single, hists[j],
                                               min(self.n_threads, self.codes.shape[1]))
         finally:
             numba.set_num_threads(previous)
