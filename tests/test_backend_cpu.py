@@ -673,6 +673,30 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     assert not np.array_equal(F_ref, F)
 
 
+@pytest.mark.parametrize("weighted, k", [(False, 3), (True, 11), (False, 40)])
+def test_vector_backend_multilabel_scores_are_the_references(weighted, k):
+    # multi-label softmax and paper 004's loss, compiled: the reference's p, pc and loss, bit for
+    # bit (the per-row sums over classes as NumPy's pairwise sum rounds them from 8 classes up)
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    rng = np.random.default_rng(13)
+    n, d, n_bins = 3000, 3, 10
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    labels = rng.random((n, k)) < 0.3
+    labels[~labels.any(axis=1), 0] = True
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    kwargs = dict(n_bins=n_bins, missing_code=255, link="softmax", labels=labels)
+    ref = NumpyBackend(codes, labels.argmax(axis=1), w, k, **kwargs)
+    fast = CpuVectorBackend(codes, labels.argmax(axis=1), w, k, n_threads=2, **kwargs)
+    assert n * k >= kernels.PARALLEL_SCORES or k < 40  # the largest case runs on two threads
+    for F in (np.zeros((n, k)), rng.normal(size=(n, k)), 40.0 * rng.normal(size=(n, k))):
+        F[5, :2] = F[5].max() + 1.0  # a tie for the top class: the first wins
+        assert ref.set_scores(F) == fast.set_scores(F)
+        np.testing.assert_array_equal(ref.p, fast.p)
+        np.testing.assert_array_equal(ref.pc, fast.pc)
+
+
 @pytest.mark.parametrize("link", ["exp", "klogit"])
 def test_vector_splits_of_equal_features_go_to_the_first(link):
     # the compiled vector splits scan feature blocks on threads of their own: where features

@@ -1556,6 +1556,57 @@ def _target_gradient(p, pc, eta):
     return -pc if eta == 1.0 else p - eta
 
 
+@njit(cache=True, parallel=True)
+def softmax_arguments(F, top, a, n_blocks):
+    """The steps of losses._scaled_exponentials before its exponential: top[i] = the first
+    largest score's class, a = F - F[i, top[i]]. Rows in n_blocks blocks, a thread each."""
+    n = F.shape[0]
+    for block in prange(n_blocks):
+        block = np.int64(block)
+        for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
+            m, t = _row_top(F, i)
+            top[i] = t
+            for k in range(F.shape[1]):
+                a[i, k] = F[i, k] - m
+
+
+@njit(cache=True, parallel=True)
+def softmax_parts(E, top, p, pc, rest, n_blocks):
+    """losses._softmax_parts after its exponentials E = exp(F - rowmax): rest (the other
+    classes' exponentials summed in class order), p = E / (1 + rest) (1 / (1 + rest) at the
+    top class), pc = 1 - p (rest / (1 + rest) at the top class). The same values."""
+    n, K = E.shape
+    for block in prange(n_blocks):
+        block = np.int64(block)
+        for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
+            t = top[i]
+            r = 0.0
+            for k in range(K):
+                if k != t:
+                    r += E[i, k]
+            norm = 1.0 + r
+            for k in range(K):
+                p[i, k] = E[i, k] / norm
+                pc[i, k] = 1.0 - p[i, k]
+            p[i, t] = 1.0 / norm
+            pc[i, t] = r / norm
+            rest[i] = r
+
+
+@njit(cache=True)
+def multilabel_losses(F, top, eta, log1p_rest, w, weighted, per_sample):
+    """losses.multilabel_loss's per-row losses: sum over classes (as NumPy's sum rounds it) of
+    eta_ik ((F_i,top - F_ik) + log1p(rest_i)) where eta_ik > 0, times w_i where weighted."""
+    K = F.shape[1]
+    terms = np.empty(K)
+    for i in range(F.shape[0]):
+        ft = F[i, top[i]]
+        for k in range(K):
+            terms[k] = eta[i, k] * ((ft - F[i, k]) + log1p_rest[i]) if eta[i, k] > 0 else 0.0
+        loss = _numpy_sum(terms, 0, K)
+        per_sample[i] = loss * w[i] if weighted else loss
+
+
 @njit(cache=True)
 def eta_class_sums(rows, start, stop, p, pc, eta, w, weighted, G, Hd):
     """G_k = sum w g_ik (g = p - eta, target_gradient's) and Hd_k = sum w p_ik pc_ik over the

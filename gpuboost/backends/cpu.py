@@ -285,6 +285,8 @@ class CpuVectorBackend(NumpyBackend):
         """AdaBoost.MH: losses.adaboost_weights with its passes compiled (adaboost_arguments, and
         NumPy's pairwise sums as _numpy_sum rounds them), its exponentials NumPy's: the same
         weights and losses. Other links: the reference's."""
+        if self.eta is not None:
+            return self._multilabel_scores(F)
         if self.link != "exp":
             return super().set_scores(F)
         F = np.ascontiguousarray(F, dtype=np.float64)
@@ -300,6 +302,30 @@ class CpuVectorBackend(NumpyBackend):
         self.hamming_loss = float(kernels._numpy_sum(terms, 0, m))
         self.p = self.pc = None
         return loss
+
+    def _multilabel_scores(self, F):
+        """losses.multilabel_loss with its passes compiled (softmax_arguments, softmax_parts,
+        multilabel_losses; NumPy's exponentials, log1p and pairwise sums): the same p, pc and
+        loss."""
+        F = np.ascontiguousarray(F, dtype=np.float64)
+        n, K = F.shape
+        n_blocks = self.n_threads if n * K >= kernels.PARALLEL_SCORES else 1  # rows a thread
+        top = np.empty(n, np.int64)
+        E = np.empty((n, K))
+        self.p, self.pc, rest = np.empty((n, K)), np.empty((n, K)), np.empty(n)
+        previous = numba.get_num_threads()
+        numba.set_num_threads(self.n_threads)
+        try:
+            kernels.softmax_arguments(F, top, E, n_blocks)
+            np.exp(E, out=E)
+            kernels.softmax_parts(E, top, self.p, self.pc, rest, n_blocks)
+        finally:
+            numba.set_num_threads(previous)
+        weighted = self.weight is not None
+        per_sample = np.empty(n)
+        kernels.multilabel_losses(F, top, self.eta, np.log1p(rest), self.weight if weighted else self._no_weight,
+                                  weighted, per_sample)
+        return float(kernels._numpy_sum(per_sample, 0, n))
 
     def _histogram(self, idx, values, out):
         """out (zero on entry) += the histogram of the rows idx's channel values and a count."""
