@@ -40,7 +40,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         trees (one per class); ABC-MART and ABC-LogitBoost (``abcrobustlogit``) K-1 trees
         against a base class; K-LogitBoost one vector tree updating all K classes; AdaBoost.MH
         (Kegl) one Hamming tree per iteration (K-LogitBoost and AdaBoost.MH on the CPU only:
-        the NumPy reference backend with its histograms and partition compiled).
+        the NumPy reference backend with its costly stages compiled).
         ``train_loss_`` is each algorithm's own training loss (K-LogitBoost's is sum_k p_k - F_y;
         AdaBoost.MH's the exponential loss of eq (3), 1 at the start, with the weighted Hamming
         loss of eq (1) in ``train_hamming_loss_``);
@@ -283,7 +283,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
-            # backend's, with its vector histograms and partition compiled (CpuVectorBackend)
+            # backend's, with its costly stages compiled (CpuVectorBackend)
             backend = vector_backend_class()(
                 codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
                 missing_code=self._bin_mapper.missing_bin,

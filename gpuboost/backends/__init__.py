@@ -28,8 +28,8 @@ def _reference_chosen() -> bool:
 
 def vector_backend_class() -> type[Backend]:
     """The CPU backend of K-LogitBoost, AdaBoost.MH and multi-label learning: the NumPy
-    reference with its histograms and partition compiled (CpuVectorBackend), or the
-    reference itself where GPUBOOST_CPU_BACKEND=numpy."""
+    reference with its costly stages compiled (CpuVectorBackend), or the reference itself
+    where GPUBOOST_CPU_BACKEND=numpy."""
     if _reference_chosen():
         return NumpyBackend
     from .cpu import CpuVectorBackend  # imports numba: only when a model is fitted

@@ -261,14 +261,20 @@ def _sparse_steps(trees, n_classes, learning_rate):
 
 
 class CpuVectorBackend(NumpyBackend):
-    """The NumPy reference backend with its histograms and partition compiled: what
-    ``device="cpu"`` trains K-LogitBoost, AdaBoost.MH and multi-label models with.
+    """The NumPy reference backend with its costly stages compiled: what ``device="cpu"``
+    trains K-LogitBoost, AdaBoost.MH and multi-label models with (the reference's Python
+    grower calls them stage by stage).
 
-    Their links, targets, pairs and split gains are the reference's own code; the stages that
-    cost the most are numba kernels that give the same arrays: vector_histogram sums each bin in
-    row order, as NumPy's bincount does, for the vector histograms and for the pair histograms
-    (these by halves from HALVES_ROWS rows, as the reference's); the partition is stable, as the
-    reference's.
+    Each compiled stage is the reference's arithmetic in the reference's order, so the models
+    are the reference's bit for bit (tests hold every stage to it): histograms sum each bin in
+    row order, as NumPy's bincount does (pair histograms by halves from HALVES_ROWS rows);
+    sums that NumPy computes with its pairwise summation (AdaBoost.MH's sums over classes and
+    its weights' total, the multi-label loss) follow that summation (_numpy_sum); exponentials
+    and log1p stay NumPy's. Compiled: the vector histograms and their best splits (features in
+    blocks, a thread each), AdaBoost.MH's weights, the multi-label softmax, loss, pairs, pair
+    channels and node sums, the pair histograms' splits (CpuBackend's kernel), the partition and
+    the update of F. K-LogitBoost's link, and original LogitBoost's working response under
+    multi-label targets, are the reference's own code.
     """
 
     name = "cpu-vector"
@@ -284,7 +290,8 @@ class CpuVectorBackend(NumpyBackend):
     def set_scores(self, F):
         """AdaBoost.MH: losses.adaboost_weights with its passes compiled (adaboost_arguments, and
         NumPy's pairwise sums as _numpy_sum rounds them), its exponentials NumPy's: the same
-        weights and losses. Other links: the reference's."""
+        weights and losses. Multi-label targets: _multilabel_scores. K-LogitBoost: the
+        reference's."""
         if self.eta is not None:
             return self._multilabel_scores(F)
         if self.link != "exp":
