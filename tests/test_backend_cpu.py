@@ -586,6 +586,9 @@ def test_kernels_compile_once_per_argument_types(tmp_path):
         y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
         model = BoostClassifier(n_estimators=3, n_jobs=2).fit(X, y)  # grow_tree's stages at two threads
         model.predict(X)
+        Y = np.stack([y == 0, y == 1, y == 2, X[:, 3] > 0], axis=1).astype(int)  # CpuVectorBackend's kernels
+        for algorithm, target in (("adaboostmh", y), ("klogitboost", y), ("aoso", Y), ("adaboostmh", Y)):
+            BoostClassifier(algorithm=algorithm, n_estimators=2, n_jobs=2).fit(X[:500], target[:500])
 
         def plain(t):
             t = types.unliteral(t)

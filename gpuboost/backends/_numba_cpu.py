@@ -1603,7 +1603,7 @@ def multilabel_losses(F, top, eta, log1p_rest, w, weighted, per_sample):
         ft = F[i, top[i]]
         for k in range(K):
             terms[k] = eta[i, k] * ((ft - F[i, k]) + log1p_rest[i]) if eta[i, k] > 0 else 0.0
-        loss = _numpy_sum(terms, 0, K)
+        loss = _numpy_sum(terms, ZERO, K)
         per_sample[i] = loss * w[i] if weighted else loss
 
 
@@ -1744,15 +1744,15 @@ def _vector_gain(mode, L, R, sums, K, parent, terms):
     if mode == EDGE_GAIN:
         for k in range(K):
             terms[k] = abs(L[k])
-        left = _numpy_sum(terms, 0, K)
+        left = _numpy_sum(terms, ZERO, K)
         for k in range(K):
             terms[k] = abs(R[k])
-        right = _numpy_sum(terms, 0, K)
+        right = _numpy_sum(terms, ZERO, K)
         gain = left + right - parent
         return gain if gain > GAIN_NOISE * (left + right + parent) else 0.0
     for k in range(K):  # STUMP_GAIN
         terms[k] = abs(L[k] - R[k])
-    edge = _numpy_sum(terms, 0, K)
+    edge = _numpy_sum(terms, ZERO, K)
     gain = edge - parent
     return gain if gain > GAIN_NOISE * (edge + parent) else 0.0
 
@@ -1844,7 +1844,7 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
         terms = np.empty(K)
         for k in range(K):
             terms[k] = abs(sums[k])
-        parent = _numpy_sum(terms, 0, K)
+        parent = _numpy_sum(terms, ZERO, K)
     ends = np.empty(n_blocks, np.int64)
     tops = np.empty(n_blocks)
     for block in prange(n_blocks):
