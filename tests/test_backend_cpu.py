@@ -724,7 +724,8 @@ def test_vector_splits_of_equal_features_go_to_the_first(link):
 
 
 def test_numpy_sum_is_numpys():
-    # AdaBoost.MH's compiled gains sum |edges| over classes as NumPy's sum does (pairwise)
+    # the compiled vector stages sum as NumPy's sum does (pairwise) where the reference calls it:
+    # AdaBoost.MH's edges over classes and its weights' total, the multi-label loss
     from gpuboost.backends import _numba_cpu as kernels
 
     rng = np.random.default_rng(3)
