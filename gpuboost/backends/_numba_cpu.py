@@ -199,6 +199,25 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, F_last, 
         counts[block] = count - i_lo * K
 
 
+@njit(cache=True, inline="always")
+def _row_softmax(E, i, t, p, pc):
+    """Row i of p and pc from its exponentials E = exp(F - rowmax) (t: the top class, E 1
+    there): the others' sum r in class order, p = E / (1 + r) (1 / (1 + r) at t), pc = 1 - p
+    (r / (1 + r) at t), as losses._softmax_parts computes them. Returns r."""
+    K = E.shape[1]
+    r = 0.0
+    for k in range(K):
+        if k != t:
+            r += E[i, k]
+    norm = 1.0 + r
+    for k in range(K):
+        p[i, k] = E[i, k] / norm
+        pc[i, k] = 1.0 - p[i, k]
+    p[i, t] = 1.0 / norm
+    pc[i, t] = r / norm
+    return r
+
+
 @njit(cache=True, parallel=True)
 def softmax_from_exponentials(F, E, values, at, counts, y, p, pc, top, rest, margin):
     """p = softmax(F), pc = 1 - p (see losses.softmax_with_loss), after E.flat[at] = values.
@@ -220,17 +239,7 @@ def softmax_from_exponentials(F, E, values, at, counts, y, p, pc, top, rest, mar
             flat[at[j]] = values[j]
         for i in range(i_lo, i_hi):
             t = top[i]
-            r = 0.0
-            for k in range(K):
-                if k != t:
-                    r += E[i, k]
-            norm = 1.0 + r
-            for k in range(K):
-                p[i, k] = E[i, k] / norm
-                pc[i, k] = 1.0 - p[i, k]
-            p[i, t] = 1.0 / norm
-            pc[i, t] = r / norm
-            rest[i] = r
+            rest[i] = _row_softmax(E, i, t, p, pc)
             margin[i] = F[i, t] - F[i, y[i]]
 
 
@@ -1579,18 +1588,7 @@ def softmax_parts(E, top, p, pc, rest, n_blocks):
     for block in prange(n_blocks):
         block = np.int64(block)
         for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
-            t = top[i]
-            r = 0.0
-            for k in range(K):
-                if k != t:
-                    r += E[i, k]
-            norm = 1.0 + r
-            for k in range(K):
-                p[i, k] = E[i, k] / norm
-                pc[i, k] = 1.0 - p[i, k]
-            p[i, t] = 1.0 / norm
-            pc[i, t] = r / norm
-            rest[i] = r
+            rest[i] = _row_softmax(E, i, top[i], p, pc)
 
 
 @njit(cache=True)
