@@ -676,22 +676,30 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     assert not np.array_equal(F_ref, F)
 
 
+def _multilabel_backends(rng, n, d, k, n_bins, weighted, label_rate, missing_rate):
+    """The NumPy reference and CpuVectorBackend (two threads) on the same random multi-label
+    data: every row has a label; weights in [0.2, 3] where weighted."""
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < missing_rate] = 255
+    labels = rng.random((n, k)) < label_rate
+    labels[~labels.any(axis=1), 0] = True
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    kwargs = dict(n_bins=n_bins, missing_code=255, link="softmax", labels=labels)
+    return (NumpyBackend(codes, labels.argmax(axis=1), w, k, **kwargs),
+            CpuVectorBackend(codes, labels.argmax(axis=1), w, k, n_threads=2, **kwargs))
+
+
 @pytest.mark.parametrize("weighted, k", [(False, 3), (True, 11), (False, 40)])
 def test_vector_backend_multilabel_scores_are_the_references(weighted, k):
     # multi-label softmax and paper 004's loss, compiled: the reference's p, pc and loss, bit for
     # bit (the per-row sums over classes as NumPy's pairwise sum rounds them from 8 classes up)
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends.cpu import CpuVectorBackend
 
     rng = np.random.default_rng(13)
-    n, d, n_bins = 3000, 3, 10
-    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
-    labels = rng.random((n, k)) < 0.3
-    labels[~labels.any(axis=1), 0] = True
-    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
-    kwargs = dict(n_bins=n_bins, missing_code=255, link="softmax", labels=labels)
-    ref = NumpyBackend(codes, labels.argmax(axis=1), w, k, **kwargs)
-    fast = CpuVectorBackend(codes, labels.argmax(axis=1), w, k, n_threads=2, **kwargs)
+    n = 3000
+    ref, fast = _multilabel_backends(rng, n, 3, k, 10, weighted, label_rate=0.3, missing_rate=0.0)
     assert n * k >= kernels.PARALLEL_SCORES or k < 40  # the largest case runs on two threads
     for F in (np.zeros((n, k)), rng.normal(size=(n, k)), 40.0 * rng.normal(size=(n, k))):
         F[5, :2] = F[5].max() + 1.0  # a tie for the top class: the first wins
@@ -765,18 +773,10 @@ def test_vector_backend_pair_histograms_are_the_references(weighted):
     # halves, eq 32), pair histograms (by halves from HALVES_ROWS rows, as halved_histogram sums
     # them), best splits and node sums, compiled, are the reference's
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends.cpu import CpuVectorBackend
 
     rng = np.random.default_rng(12)
-    n, d, k, n_bins = kernels.HALVES_ROWS + 900, 4, 3, 20
-    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
-    codes[rng.random((n, d)) < 0.05] = 255
-    labels = rng.random((n, k)) < 0.5
-    labels[~labels.any(axis=1), 0] = True
-    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
-    kwargs = dict(n_bins=n_bins, missing_code=255, link="softmax", labels=labels)
-    ref = NumpyBackend(codes, labels.argmax(axis=1), w, k, **kwargs)
-    fast = CpuVectorBackend(codes, labels.argmax(axis=1), w, k, n_threads=2, **kwargs)
+    n, k = kernels.HALVES_ROWS + 900, 3
+    ref, fast = _multilabel_backends(rng, n, 4, k, 20, weighted, label_rate=0.5, missing_rate=0.05)
     F = rng.normal(size=(n, k))
     assert ref.set_scores(F) == fast.set_scores(F)
     segments = np.array([[0, n], [0, 1000], [1000, n], [5, 5]])  # the first and third of HALVES_ROWS rows or more
