@@ -9,6 +9,8 @@ paid once per machine.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numba
 import numpy as np
 
@@ -17,6 +19,17 @@ from .base import COUNT, HALVES_ROWS, N_CHANNELS, Backend, SplitBatch
 from .numpy import NumpyBackend
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
+
+
+@contextmanager
+def _threads(n):
+    """numba's parallel kernels run on n threads inside the block; the caller's count after."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
 
 
 class CpuBackend(Backend):
@@ -78,9 +91,7 @@ class CpuBackend(Backend):
         n, K = F.shape
         # row blocks, one per thread, where the rows are many enough to pay for a second thread
         counts = self._exp_counts[:self.n_threads if n * K >= kernels.PARALLEL_SCORES else 1]
-        previous = numba.get_num_threads()
-        numba.set_num_threads(self.n_threads)
-        try:
+        with _threads(self.n_threads):
             if update is None:
                 kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
                                            self._exp_at, counts)
@@ -96,8 +107,6 @@ class CpuBackend(Backend):
                 np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
             kernels.softmax_from_exponentials(F, self._exponentials, self._exp_values, self._exp_at, counts, self.y,
                                               self.p, self.pc, self.top, self._rest, self._margin)
-        finally:
-            numba.set_num_threads(previous)
         self._scored = True
         self._scored_F = F
         # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
@@ -187,9 +196,7 @@ class CpuBackend(Backend):
         """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower."""
         from ..grower import make_tree
 
-        previous = numba.get_num_threads()
-        numba.set_num_threads(self.n_threads)
-        try:
+        with _threads(self.n_threads):
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
                 self.codes, self.wide, self.codes_t, self.narrow, self._narrow_gh, self.y, self.weight, self.weighted,
                 self.p, self.pc, self.top, self.rows, self.n_codes,
@@ -198,8 +205,6 @@ class CpuBackend(Backend):
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order),
             )
-        finally:
-            numba.set_num_threads(previous)
         tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip,
                          params.value_scale)
         leaf_ids = np.flatnonzero(tree.is_leaf)
@@ -285,7 +290,9 @@ class CpuVectorBackend(NumpyBackend):
         self.rows = self.rows.astype(np.int64)
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
-        self._no_weight = np.ones(1)
+        # the kernels' weight arguments: the row weights, or a placeholder they do not read
+        self._weighted = self.weight is not None
+        self._w = self.weight if self._weighted else np.ones(1)
 
     def set_scores(self, F):
         """AdaBoost.MH: losses.adaboost_weights with its passes compiled (adaboost_arguments, and
@@ -320,29 +327,19 @@ class CpuVectorBackend(NumpyBackend):
         top = np.empty(n, np.int64)
         E = np.empty((n, K))
         self.p, self.pc, rest = np.empty((n, K)), np.empty((n, K)), np.empty(n)
-        previous = numba.get_num_threads()
-        numba.set_num_threads(self.n_threads)
-        try:
+        with _threads(self.n_threads):
             kernels.softmax_arguments(F, top, E, n_blocks)
             np.exp(E, out=E)
             kernels.softmax_parts(E, top, self.p, self.pc, rest, n_blocks)
-        finally:
-            numba.set_num_threads(previous)
-        weighted = self.weight is not None
         per_sample = np.empty(n)
-        kernels.multilabel_losses(F, top, self.eta, np.log1p(rest), self.weight if weighted else self._no_weight,
-                                  weighted, per_sample)
+        kernels.multilabel_losses(F, top, self.eta, np.log1p(rest), self._w, self._weighted, per_sample)
         return float(kernels._numpy_sum(per_sample, 0, n))
 
     def _histogram(self, idx, values, out):
         """out (zero on entry) += the histogram of the rows idx's channel values and a count."""
-        previous = numba.get_num_threads()
-        numba.set_num_threads(self.n_threads)
-        try:
+        with _threads(self.n_threads):
             kernels.vector_histogram(self.codes, np.ascontiguousarray(idx), np.ascontiguousarray(values, np.float64),
                                      out, min(self.n_threads, self.codes.shape[1]))
-        finally:
-            numba.set_num_threads(previous)
 
     def vector_histograms(self, segments):
         """The reference's vector histograms, each row's channel values computed where it is
@@ -350,16 +347,11 @@ class CpuVectorBackend(NumpyBackend):
         hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
         single = self.link == "exp"
         A, B = (self._WY, self._WY) if single else (self.g, self.p)
-        weighted = not single and self.weight is not None
-        w = self.weight if weighted else self._no_weight
-        previous = numba.get_num_threads()
-        numba.set_num_threads(self.n_threads)
-        try:
+        weighted = not single and self._weighted  # AdaBoost.MH's weights are in W already
+        with _threads(self.n_threads):
             for j, segment in enumerate(segments):
-                kernels.vector_histogram_rows(self.codes, self._segment(segment), A, B, w, weighted, single, hists[j],
-                                              min(self.n_threads, self.codes.shape[1]))
-        finally:
-            numba.set_num_threads(previous)
+                kernels.vector_histogram_rows(self.codes, self._segment(segment), A, B, self._w, weighted, single,
+                                              hists[j], min(self.n_threads, self.codes.shape[1]))
         return hists
 
     def find_vector_splits(self, hists, min_samples_leaf, factorized=False):
@@ -375,22 +367,12 @@ class CpuVectorBackend(NumpyBackend):
         prefix, suffix = np.empty((n_blocks, self.n_codes, C)), np.empty((n_blocks, self.n_codes, C))
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
         cand_at = np.empty(cand_gain.shape[0], np.int64)
-        previous = numba.get_num_threads()
-        numba.set_num_threads(self.n_threads)
-        try:
+        with _threads(self.n_threads):
             for j in range(n):
                 found = kernels.vector_best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), mode,
                                                   out.sums[j], prefix, suffix, cand_gain, cand_at, n_blocks)
                 out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
-        finally:
-            numba.set_num_threads(previous)
         return out
-
-    def update_scores(self, F, segments, deltas):
-        """The reference's F[rows of leaf j] += deltas[j], compiled (CpuBackend's kernel)."""
-        segments = np.asarray(segments, dtype=np.int64)
-        kernels.update_scores(F, self.rows, np.ascontiguousarray(segments[:, 0]), np.ascontiguousarray(segments[:, 1]),
-                              np.ascontiguousarray(deltas, dtype=np.float64))
 
     def select_pairs(self, segments, rule):
         """Multi-label targets: the reference's pairs, compiled (eta_class_sums, then r, the cross
@@ -399,14 +381,13 @@ class CpuVectorBackend(NumpyBackend):
             return super().select_pairs(segments, rule)
         K = self.n_classes
         G, Hd, C = np.empty(K), np.empty(K), np.empty(K)
-        weighted = self.weight is not None
-        w = self.weight if weighted else self._no_weight
         rule_eq32 = rule == "eq32"
         pairs = np.empty((len(segments), 2), dtype=np.int64)
         for j, (start, stop) in enumerate(segments):
-            kernels.eta_class_sums(self.rows, int(start), int(stop), self.p, self.pc, self.eta, w, weighted, G, Hd)
-            pairs[j] = kernels.pair_from_class_sums(self.rows, int(start), int(stop), self.p, w, weighted, rule_eq32,
-                                                    G, Hd, C)
+            kernels.eta_class_sums(self.rows, int(start), int(stop), self.p, self.pc, self.eta, self._w,
+                                   self._weighted, G, Hd)
+            pairs[j] = kernels.pair_from_class_sums(self.rows, int(start), int(stop), self.p, self._w, self._weighted,
+                                                    rule_eq32, G, Hd, C)
         return pairs
 
     def _segment_channels(self, segment, pair, first_order=False):
@@ -415,9 +396,8 @@ class CpuVectorBackend(NumpyBackend):
             return self._channels(self._segment(segment), pair, first_order)
         start, stop = int(segment[0]), int(segment[1])
         out = np.empty((stop - start, 2))
-        weighted = self.weight is not None
         kernels.eta_pair_channels(self.rows, start, stop, int(pair[0]), int(pair[1]), self.p, self.pc, self.eta,
-                                  self.weight if weighted else self._no_weight, weighted, bool(first_order), out)
+                                  self._w, self._weighted, bool(first_order), out)
         return out
 
     def node_sums(self, segments, pairs):
@@ -427,8 +407,11 @@ class CpuVectorBackend(NumpyBackend):
             sums[j, COUNT] = int(segment[1]) - int(segment[0])
         return sums
 
-    #: the pair histograms' best splits: CpuBackend's kernel (the same histogram layout)
+    # CpuBackend's: the pair histograms' best splits (the same histogram layout), the stable
+    # partition of the rows, and F's update (the reference's F[rows of leaf j] += deltas[j])
     find_splits = CpuBackend.find_splits
+    partition = CpuBackend.partition
+    update_scores = CpuBackend.update_scores
 
     def histograms(self, segments, pairs, first_order=False):
         """The LogitBoost family's pair histograms (multi-label targets), as the reference's
@@ -446,7 +429,3 @@ class CpuVectorBackend(NumpyBackend):
                 self._histogram(idx[mid:], values[mid:], second)
                 hists[j] += second
         return hists
-
-    def partition(self, segment, feature, bin, missing_left):
-        return int(kernels.partition(self.rows, int(segment[0]), int(segment[1]), self.codes, int(feature),
-                                     int(bin), bool(missing_left), self.n_codes - 1, self._scratch))
