@@ -19,6 +19,8 @@ The codes fit ``uint8`` for ``max_bins <= 255`` (255 value bins plus the missing
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 __all__ = ["BinMapper", "code_dtype"]
@@ -63,6 +65,33 @@ def _feature_edges(column: np.ndarray, weight: np.ndarray, max_bins: int) -> np.
     cut = np.searchsorted(cumulative, levels, side="left")
     cut = np.unique(np.minimum(cut, values.size - 2))
     return np.unique(_between(values[cut], values[cut + 1]))
+
+
+def _host_feature_edges(column: np.ndarray, weight: np.ndarray | None, max_bins: int) -> np.ndarray:
+    """``_feature_edges`` of a host column, by sorting where that gives the same edges.
+
+    Without weights the sorting algorithm (``_sorted_feature_edges``) gives ``_feature_edges``'s
+    edges bit for bit, 3-4x faster (no inverse index, no bincount). With weights it would sum
+    them in another order, and a column holding -0.0 could keep the other zero as a distinct
+    value's representative: those columns take ``_feature_edges``, so the edges never change.
+    """
+    if weight is None and not np.any(np.signbit(column) & (column == 0)):
+        return _sorted_feature_edges(np, column, None, max_bins)
+    return _feature_edges(column, np.ones(column.shape[0]) if weight is None else weight, max_bins)
+
+
+#: Fewer rows than this are binned on one thread (starting threads would cost more).
+THREADED_ROWS = 10_000
+
+
+def _per_feature(fn, n_rows: int, n_features: int, n_threads: int) -> list:
+    """[fn(f) for f in range(n_features)], on up to n_threads threads (NumPy's sorts and
+    searches release the GIL); the results do not depend on the thread count."""
+    n_threads = 1 if n_rows < THREADED_ROWS else max(1, min(int(n_threads), n_features))
+    if n_threads == 1:
+        return [fn(f) for f in range(n_features)]
+    with ThreadPoolExecutor(n_threads) as pool:
+        return list(pool.map(fn, range(n_features)))
 
 
 def _on_gpu(X) -> bool:
@@ -142,8 +171,11 @@ class BinMapper:
         """Width of a histogram: the value bins plus the missing bin."""
         return self.max_bins + 1
 
-    def fit(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> "BinMapper":
+    def fit(self, X: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 1) -> "BinMapper":
         """Fit edges on ``X`` of shape (n_samples, n_features), float64, NaN = missing.
+
+        A host ``X``'s features are binned on up to ``n_threads`` threads; the edges do not
+        depend on it.
 
         A CuPy ``X`` is binned where it is, on its GPU (``_sorted_feature_edges``): the edges
         are the same as the host's, bit for bit without weights, equal to rounding with them.
@@ -157,15 +189,17 @@ class BinMapper:
             self.n_bins_ = np.array([e.size + 1 for e in self.edges_], dtype=np.int32)
             return self
         X = np.asarray(X, dtype=np.float64)
-        weight = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, np.float64)
-        self.edges_ = [_feature_edges(X[:, f], weight, self.max_bins) for f in range(X.shape[1])]
+        weight = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        self.edges_ = _per_feature(lambda f: _host_feature_edges(X[:, f], weight, self.max_bins), X.shape[0],
+                                   X.shape[1], n_threads)
         self.n_bins_ = np.array([e.size + 1 for e in self.edges_], dtype=np.int32)
         return self
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
+    def transform(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
         """Bin codes of ``X``: ndarray of shape (n_samples, n_features), uint8 or uint16, C order.
 
-        A CuPy ``X`` gives CuPy codes, computed on its GPU."""
+        A CuPy ``X`` gives CuPy codes, computed on its GPU; a host ``X``'s features are binned
+        on up to ``n_threads`` threads."""
         if _on_gpu(X):
             import cupy
 
@@ -178,15 +212,18 @@ class BinMapper:
             return codes
         X = np.asarray(X, dtype=np.float64)
         codes = np.empty(X.shape, dtype=code_dtype(self.max_bins))
-        for f, edges in enumerate(self.edges_):
+
+        def bin_feature(f: int) -> None:
             column = X[:, f]
-            binned = np.searchsorted(edges, column, side="left")
+            binned = np.searchsorted(self.edges_[f], column, side="left")
             binned[np.isnan(column)] = self.missing_bin
             codes[:, f] = binned
+
+        _per_feature(bin_feature, X.shape[0], X.shape[1], n_threads)
         return codes
 
-    def fit_transform(self, X: np.ndarray, sample_weight: np.ndarray | None = None) -> np.ndarray:
-        return self.fit(X, sample_weight).transform(X)
+    def fit_transform(self, X: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 1) -> np.ndarray:
+        return self.fit(X, sample_weight, n_threads).transform(X, n_threads)
 
     def bin_upper_edge(self, feature: int, bin_index: int) -> float:
         """The raw threshold of "bin <= bin_index goes left" (+inf for the last value bin)."""

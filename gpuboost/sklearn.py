@@ -271,8 +271,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             self._bin_mapper = init._bin_mapper
         try:
             if init is None:
-                self._bin_mapper = BinMapper(self.max_bins).fit(X, weight)
-            codes = self._bin_mapper.transform(X)
+                self._bin_mapper = BinMapper(self.max_bins).fit(X, weight, self._n_threads())
+            codes = self._bin_mapper.transform(X, self._n_threads())
         except Exception as exc:  # the GPU's memory ran out while binning there
             if not (_validation.on_gpu(X) and "OutOfMemory" in type(exc).__name__):
                 raise
@@ -402,7 +402,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
-        return EvalSet(self._bin_mapper.transform(X), np.searchsorted(self.classes_, y))
+        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.searchsorted(self.classes_, y))
 
     def feature_importance(self, importance_type: str = "gain") -> np.ndarray:
         """Per-feature importance, shape (n_features_in_,).
@@ -451,7 +451,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "trees_")
         if _validation.on_gpu(X) and prediction_device(self.device_) == "cuda":
             return self._bin_mapper.transform(_validation.check_X_device(self, X, reset=False))
-        return self._bin_mapper.transform(self._check_X(X, reset=False))
+        return self._bin_mapper.transform(self._check_X(X, reset=False), self._n_threads())
 
     def _scores(self, X) -> np.ndarray:
         """Scores F, shape (n_samples, n_classes), float64; each row sums to ~0."""

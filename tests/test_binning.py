@@ -106,3 +106,35 @@ def test_sorted_edges_match_the_unique_based_edges(weighted, max_bins):
             assert got.shape == expected.shape and np.allclose(got, expected, rtol=1e-12, atol=0), (trial, kind)
         else:
             assert np.array_equal(got, expected), (trial, kind)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+@pytest.mark.parametrize("max_bins", [2, 7, 255])
+def test_fit_keeps_the_unique_based_edges_on_any_thread_count(max_bins, n_threads):
+    """BinMapper.fit sorts unweighted columns (the faster path) and bins features on threads:
+    its edges are still _feature_edges's bit for bit, signed zeros and weights included, and
+    the codes do not depend on the thread count."""
+    from gpuboost.binning import _feature_edges
+
+    rng = np.random.default_rng(max_bins + 10 * n_threads)
+    n = 12_000  # above THREADED_ROWS
+    columns = [
+        rng.normal(size=n),
+        rng.integers(0, 40, size=n).astype(np.float64),
+        np.where(rng.uniform(size=n) < 0.2, np.nan, np.round(rng.exponential(size=n), 2)),
+        np.where(rng.uniform(size=n) < 0.3, 1.5, np.where(rng.uniform(size=n) < 0.5, -0.0, 0.0)),
+        np.concatenate([np.full(n // 3, -0.0), np.full(n // 3, 0.0), rng.normal(size=n - 2 * (n // 3))]),
+        np.where(rng.uniform(size=n) < 0.1, np.inf, np.where(rng.uniform(size=n) < 0.1, -np.inf, rng.normal(size=n))),
+        np.full(n, np.nan),
+        np.full(n, 2.0),
+    ]
+    X = np.stack(columns, axis=1)
+    weight = rng.uniform(0.1, 5.0, size=n)
+    for w in (None, weight):
+        mapper = BinMapper(max_bins).fit(X, w, n_threads=n_threads)
+        reference = np.ones(n) if w is None else w
+        for f in range(X.shape[1]):
+            expected = _feature_edges(X[:, f], reference, max_bins)
+            assert mapper.edges_[f].tobytes() == expected.tobytes(), (f, w is None)
+        one_thread = BinMapper(max_bins).fit(X, w).transform(X)
+        assert np.array_equal(mapper.transform(X, n_threads=n_threads), one_thread)
