@@ -8,7 +8,8 @@
     gpuboost demo                       # generated poker hands, no download
 
 DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz file (see
-``gpuboost.datasets.load_data``). Every estimator parameter is a flag of ``train``. Exit status:
+``gpuboost.datasets.load_data``). Every estimator parameter except ``callbacks``, ``warm_start``
+and ``random_state`` is a flag of ``train``. Exit status:
 0 on success, 1 when the input or a file is wrong (the message says what), 2 for a command-line
 usage error.
 """

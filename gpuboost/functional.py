@@ -17,8 +17,8 @@ estimator's one name per parameter:
 =====================  =====================  ===========================
 ABCBoost key           BoostClassifier        ABCBoost's default (kept)
 =====================  =====================  ===========================
-model_name             algorithm              (positional)
-iter                   n_estimators           (positional)
+model_name             algorithm              "robustlogit"
+iter                   n_estimators           1000
 leaves                 max_leaves             (positional; 20)
 shrinkage              learning_rate          (positional; 0.1)
 data_max_n_bins        max_bins               1000
@@ -28,7 +28,7 @@ search                 search                 2
 gap                    gap                    5
 n_threads              n_jobs                 all cores
 device                 device                 "auto"
-save_prob              (test only)            0
+save_prob              (test, predict)        0
 =====================  =====================  ===========================
 """
 
