@@ -200,25 +200,26 @@ def test_narrow_features_histograms_are_the_references(weighted):
     F = rng.normal(size=(n, k))
     ref.set_scores(F)
     fast.set_scores(F)
-    wide, narrow, codes_t = narrow_features(fast.codes, fast.n_codes)
+    wide, narrow, columns = narrow_features(fast.codes, fast.n_codes)
+    np.testing.assert_array_equal(columns, fast.codes.T)
     assert list(wide) == [0, 1, 2] and list(narrow) == [3, 4, 5, 6]
     segments = np.array([[0, n], [n // 3, n - 100]])
     for pair, first_order in (((1, 3), False), ((2, -1), True), ((0, -2), False)):
         expected = ref.histograms(segments, np.array([pair, pair]), first_order)
         for j, (lo, hi) in enumerate(segments):
             hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)  # channels, and a fourth, 0
-            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow, fast.p,
+            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow, fast.p,
                                      fast.pc, fast.y, fast.weight, weighted, first_order, hist, np.empty((n, 2)),
                                      0, len(wide), 0, len(narrow))
             np.testing.assert_array_equal(hist[..., :3], expected[j])
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             hist[:] = np.nan
-            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow,
+            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow,
                                         fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
             np.testing.assert_array_equal(hist[..., :3], expected[j])
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             hist[:] = np.nan  # more blocks than narrow features: some blocks have none (and no scratch)
-            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, codes_t, narrow[:1],
+            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow[:1],
                                         fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
             np.testing.assert_array_equal(hist[narrow[:1], :, :3], expected[j][narrow[:1]])
             np.testing.assert_array_equal(hist[wide, :, :3], expected[j][wide])
@@ -226,7 +227,7 @@ def test_narrow_features_histograms_are_the_references(weighted):
 
 def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):
     # the feature-major copy is only a faster path: past its size limit every feature is
-    # summed row by row, and the tree is the same
+    # summed row by row and the partition reads the row-major codes, and the tree is the same
     from gpuboost.backends import cpu
 
     rng = np.random.default_rng(32)
@@ -235,10 +236,11 @@ def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):
     y = (codes[:, 0] + codes[:, 2]) % 3
     F = rng.normal(size=(500, 3))
     trees = []
-    for limit in (cpu.NARROW_COPY_BYTES, 999):
-        monkeypatch.setattr(cpu, "NARROW_COPY_BYTES", limit)
+    for limit in (cpu.COLUMNS_COPY_BYTES, 1999):
+        monkeypatch.setattr(cpu, "COLUMNS_COPY_BYTES", limit)
         fast = CpuBackend(codes, y, None, 3, n_bins=9, missing_code=255)
-        assert len(fast.narrow) == (2 if limit > 1000 else 0)
+        assert len(fast.narrow) == (2 if limit > 2000 else 0)
+        assert fast.columns.shape == ((4, 500) if limit > 2000 else (0, 500))  # the partition reads codes
         fast.set_scores(F)
         trees.append(fast.grow_tree(GrowerParams(), lambda f, b: float(b))[0])
     for name in ("feature", "bin", "missing_left", "pair", "n_samples", "value", "gain"):
@@ -536,7 +538,9 @@ def test_partition_is_the_stable_partition(missing_left):
         seg = before[start:stop]
         c = codes[seg, feature]
         goes_left = np.where(c == missing_code, missing_left, c <= bin_)
-        n_left = kernels.partition(rows, start, stop, codes, feature, bin_, missing_left, missing_code,
+        # from the feature-major copy, and from the row-major codes where there is none
+        columns = np.ascontiguousarray(codes.T) if feature != 1 else np.zeros((0, n), codes.dtype)
+        n_left = kernels.partition(rows, start, stop, codes, columns, feature, bin_, missing_left, missing_code,
                                    np.empty(n, np.int64))
         assert n_left == np.count_nonzero(goes_left)
         np.testing.assert_array_equal(rows[start:stop], np.concatenate([seg[goes_left], seg[~goes_left]]))

@@ -47,7 +47,7 @@ class CpuBackend(Backend):
         self.sample_weight = self.weight if self.weighted else None
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
-        self.wide, self.narrow, self.codes_t = narrow_features(self.codes, self.n_codes)
+        self.wide, self.narrow, self.columns = narrow_features(self.codes, self.n_codes)
         # the rows' channels for the narrow features' passes, a slot per node of a batch
         self._narrow_gh = np.empty((2, n if len(self.narrow) else 0, 2))
         self.rows = np.arange(n, dtype=np.int64)
@@ -156,8 +156,8 @@ class CpuBackend(Backend):
         return out
 
     def partition(self, segment, feature, bin, missing_left):
-        return int(kernels.partition(self.rows, int(segment[0]), int(segment[1]), self.codes, int(feature),
-                                     int(bin), bool(missing_left), self.n_codes - 1, self._scratch))
+        return int(kernels.partition(self.rows, int(segment[0]), int(segment[1]), self.codes, self.columns,
+                                     int(feature), int(bin), bool(missing_left), self.n_codes - 1, self._scratch))
 
     def update_scores(self, F, segments, deltas):
         segments = np.asarray(segments, dtype=np.int64)
@@ -198,7 +198,7 @@ class CpuBackend(Backend):
 
         with _threads(self.n_threads):
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
-                self.codes, self.wide, self.codes_t, self.narrow, self._narrow_gh, self.y, self.weight, self.weighted,
+                self.codes, self.wide, self.columns, self.narrow, self._narrow_gh, self.y, self.weight, self.weighted,
                 self.p, self.pc, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
@@ -211,28 +211,35 @@ class CpuBackend(Backend):
         return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids
 
 
-#: The feature-major copy of the narrow features' codes is made up to this many bytes (it is
-#: only a faster path: above, every feature is summed row by row).
-NARROW_COPY_BYTES = 1 << 30
+#: The codes' feature-major copy (columns) is made up to this many bytes. It is only a faster
+#: path: beyond it the partition reads the row-major codes and every feature is wide.
+COLUMNS_COPY_BYTES = 1 << 30
+
+
+def feature_columns(codes):
+    """The codes' feature-major copy, shape (D, N), or an empty (0, N) array beyond
+    COLUMNS_COPY_BYTES. The partition reads the split feature's column (contiguous: a few cache
+    lines where the row-major codes take one a row), the narrow features' passes theirs."""
+    if codes.size * codes.itemsize > COLUMNS_COPY_BYTES:
+        return np.zeros((0, codes.shape[0]), codes.dtype)
+    return np.ascontiguousarray(codes.T)
 
 
 def narrow_features(codes, n_codes):
-    """(wide, narrow, codes_t): the ids of the features with more than two value codes and
-    of the others (binary, one-hot: at most codes 0 and 1, and the missing code n_codes - 1),
-    and the narrow ones' codes, feature-major (kernels._histogram_block sums those in
-    registers). With fewer than three codes (one bin), or where the copy would take more than
-    NARROW_COPY_BYTES, every feature is wide."""
+    """(wide, narrow, columns): the ids of the features with more than two value codes and of
+    the others (binary, one-hot: at most codes 0 and 1, and the missing code n_codes - 1), and
+    feature_columns(codes) (kernels._histogram_block sums the narrow features' columns in
+    registers). With fewer than three codes (one bin), or without the copy, every feature is
+    wide."""
     D = codes.shape[1]
-    every_feature_wide = (np.arange(D, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                          np.zeros((0, codes.shape[0]), codes.dtype))
-    if n_codes < 3 or codes.shape[0] == 0:
+    columns = feature_columns(codes)
+    every_feature_wide = (np.arange(D, dtype=np.int64), np.zeros(0, dtype=np.int64), columns)
+    if n_codes < 3 or codes.shape[0] == 0 or columns.shape[0] == 0:
         return every_feature_wide
     value_max = np.where(codes == n_codes - 1, 0, codes).max(axis=0)
     narrow = np.flatnonzero(value_max <= 1).astype(np.int64)
     wide = np.flatnonzero(value_max > 1).astype(np.int64)
-    if codes.shape[0] * len(narrow) * codes.itemsize > NARROW_COPY_BYTES:
-        return every_feature_wide
-    return wide, narrow, np.ascontiguousarray(codes[:, narrow].T)
+    return wide, narrow, columns
 
 
 def _sparse_steps(trees, n_classes, learning_rate):
@@ -290,6 +297,7 @@ class CpuVectorBackend(NumpyBackend):
         self.rows = self.rows.astype(np.int64)
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
+        self.columns = feature_columns(self.codes)  # for the partition (CpuBackend.partition)
         # the kernels' weight arguments: the row weights, or a placeholder they do not read
         self._weighted = self.weight is not None
         self._w = self.weight if self._weighted else np.ones(1)
