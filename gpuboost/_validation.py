@@ -211,11 +211,21 @@ def check_X(est, X, reset: bool) -> np.ndarray:
 MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit")
 
 
+def host_labels(y):
+    """y on the host, a scipy.sparse matrix densified (scikit-learn accepts a sparse multi-label
+    indicator matrix; an absent entry is 0); anything else unchanged."""
+    y = to_host(y)
+    if hasattr(y, "toarray") and hasattr(y, "nnz"):
+        y = y.toarray()
+    return y
+
+
 def label_indicator(y, algorithm: str):
     """y as a multi-label indicator matrix (n, L), L >= 2, of 0/1, or None for single-label y.
 
-    scikit-learn's convention: a 2-D y of 0/1 with two or more columns is multi-label; shape
-    (n, 1) is an ordinary single-label y.
+    scikit-learn's convention: a 2-D y of 0/1 with two or more columns is multi-label (an
+    array, a list of lists or a DataFrame; a sparse one goes through ``host_labels`` first);
+    shape (n, 1) is an ordinary single-label y.
     """
     if getattr(y, "ndim", np.ndim(y) if isinstance(y, (list, tuple)) else 0) != 2:
         return None
@@ -253,6 +263,41 @@ def _labels_1d(y) -> np.ndarray:
             f"y has {rows.size} missing labels (NaN or None), at rows {rows[:5].tolist()}"
             f"{' ...' if rows.size > 5 else ''}; drop those rows or give them a class."
         )
+    return _object_labels(y) if y.dtype.kind == "O" else y
+
+
+def _object_labels(y: np.ndarray) -> np.ndarray:
+    """An object array of labels in the dtype its values share: Python or NumPy integers as
+    int64, other real numbers as float64, strings (or another single type) unchanged.
+
+    scikit-learn's ``type_of_target`` calls an object array of numbers 'unknown' (what a pandas
+    column of Python ints gives), and a y that mixes strings, numbers or booleans too; the
+    latter has no one order for ``classes_``: a clear error here.
+    """
+    def kind(value):
+        if isinstance(value, str):
+            return "str"
+        if isinstance(value, (bool, np.bool_)):
+            return "bool"
+        if isinstance(value, numbers.Integral):
+            return "int"
+        if isinstance(value, numbers.Real):
+            return "float"
+        return type(value).__name__
+
+    kinds = {kind(v) for v in y}
+    if len(kinds) > 1 and kinds != {"int", "float"}:
+        raise ValueError(f"y mixes label types ({', '.join(sorted(kinds))}); use one type for all labels "
+                         "(all strings, or all numbers).")
+    try:
+        if kinds == {"int"}:
+            return y.astype(np.int64)
+        if kinds <= {"int", "float"}:
+            return y.astype(np.float64)
+        if kinds == {"bool"}:
+            return y.astype(bool)
+    except OverflowError:  # integers beyond 64 bits: kept as they are
+        pass
     return y
 
 

@@ -18,11 +18,21 @@ the same bytes.
 
 from __future__ import annotations
 
+import numbers
 import os
 
 import numpy as np
 
 __all__ = ["Callback", "Checkpoint", "EarlyStopping", "ProgressBar"]
+
+
+def _integer(name: str, value, low: int) -> int:
+    """``value`` as a Python int: any integral number (NumPy's included, as a parameter grid
+    gives them), not a bool."""
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+        bound = "a positive integer" if low == 1 else f"an integer >= {low}"
+        raise ValueError(f"{name} must be {bound}, got {value!r}.")
+    return int(value)
 
 
 class Callback:
@@ -52,10 +62,8 @@ class Checkpoint(Callback):
     """
 
     def __init__(self, path, every: int = 100):
-        if not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive integer, got {every!r}.")
+        self.every = _integer("every", every, 1)
         self.path = os.fspath(path)
-        self.every = every
 
     def after_iteration(self, model, iteration: int) -> bool:
         if (iteration + 1) % self.every == 0:
@@ -88,8 +96,7 @@ class EarlyStopping(Callback):
     """
 
     def __init__(self, rounds: int, data: int = 0, metric: str = "loss"):
-        if not isinstance(rounds, int) or rounds < 1:
-            raise ValueError(f"rounds must be a positive integer, got {rounds!r}.")
+        rounds, data = _integer("rounds", rounds, 1), _integer("data", data, 0)
         if metric not in ("loss", "error"):
             raise ValueError(f"metric must be 'loss' or 'error', got {metric!r}.")
         self.rounds, self.data, self.metric = rounds, data, metric
@@ -133,9 +140,7 @@ class ProgressBar(Callback):
     """
 
     def __init__(self, every: int = 1, file=None):
-        if not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be a positive integer, got {every!r}.")
-        self.every, self.file = every, file
+        self.every, self.file = _integer("every", every, 1), file
 
     def before_training(self, model) -> None:
         import sys

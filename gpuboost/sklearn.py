@@ -100,6 +100,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The sorted labels of y (rows of weight 0 included); multi-label models:
+        ``arange(n_labels)``, the indicator matrix's columns.
+    multilabel_ : bool
+        Whether y was a multi-label indicator matrix.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X had string column names (a pandas DataFrame).
@@ -180,11 +184,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels of any type (ints, strings, ...).
+        y : array-like of shape (n_samples,) or (n_samples, n_labels)
+            Class labels of one type (ints, strings, ...; an object array of ints is ints).
+            Multi-label learning: an indicator matrix of 0 and 1, one column per label (an
+            array, a list of lists, or a scipy.sparse matrix, densified).
         sample_weight : array-like of shape (n_samples,), default=None
             Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row);
-            rows of weight 0 are left out.
+            rows of weight 0 are left out of training, but still declare their classes (as in
+            scikit-learn: ``classes_`` and ``predict_proba``'s columns come from all of y).
+            Rows of two classes at least need a weight > 0.
         eval_set : list of (X, y) pairs, default=None
             Monitored after every iteration (``eval_loss_``, ``eval_error_``); never used to
             choose anything.
@@ -202,7 +210,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Notes
         -----
         A fit that fails (bad input, a continuation that does not match, an interrupt) leaves
-        the estimator as it was before: a fitted model is not lost to a failed refit.
+        the estimator as it was before: a fitted model is not lost to a failed refit. A fit
+        that succeeds keeps no fitted attribute of the previous one that it does not set
+        itself (``best_iteration_`` after a fit without early stopping, say).
+
+        Where the training loss is at ``tol`` before the first iteration, no tree is added
+        (a UserWarning says so); the model then predicts its initial scores F = 0.
         """
         previous = dict(self.__dict__)
         try:
@@ -216,23 +229,44 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self._check_params()
         device = resolve_device(self.device, self.algorithm)
         init = self._initial_model(init_model)
+        # no fitted attribute of the previous fit survives unless this one sets it again
+        # (best_iteration_ of an earlier early stopping, AdaBoost.MH's train_hamming_loss_, what
+        # a callback added); a continuation takes its trees from ``init``, a copy made before
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+            delattr(self, name)
         # a CuPy X for GPU training is checked and binned where it is (never copied to the host);
         # y and the weights (one value per row) come to the host
         gpu_input = device == "cuda" and _validation.on_gpu(X)
         X = _validation.check_X_device(self, X, reset=True) if gpu_input else self._check_X(X, reset=True)
-        y = _validation.to_host(y)
-        indicator = _validation.label_indicator(y, self.algorithm)  # multi-label: an (n, L) 0/1 matrix
-        if indicator is None:
-            y = _validation._labels_1d(y)
+        y = _validation.host_labels(y)
+        indicator = _validation.label_indicator(y, self.algorithm)  # multi-label: an (n, L) bool matrix
+        y = _validation._labels_1d(y) if indicator is None else indicator
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; give one label per row.")
         weight = _validation.check_weight(sample_weight, X.shape[0])
+        self.multilabel_ = indicator is not None
+        if self.multilabel_:
+            self.classes_ = np.arange(indicator.shape[1])  # the labels are the columns
+        else:
+            # from every row, as scikit-learn does: a row of weight 0 still declares its class
+            self.classes_, y_codes = _validation.encode_labels(y)
+        if init is not None:
+            self._check_continuation(init, X.shape[1])
         if weight is not None and np.any(weight == 0):
             # a row of weight 0 contributes nothing: train exactly as if it were not there
             # (it would still count towards min_samples_leaf and the bin edges otherwise)
             kept = weight > 0
-            X, y, weight = X[_validation.like(X, kept)], y[kept], weight[kept]
-        self.multilabel_ = indicator is not None
+            X, weight = X[_validation.like(X, kept)], weight[kept]
+            if self.multilabel_:
+                indicator = indicator[kept]
+            else:
+                y_codes = y_codes[kept]
+                weighted = np.unique(y_codes)
+                if weighted.size < 2:
+                    raise ValueError(
+                        f"only class {self.classes_[weighted[0]]} has rows of positive sample_weight (y has "
+                        f"{len(self.classes_)} classes); boosting needs rows of two classes with a weight > 0."
+                    )
         if self.multilabel_:
             if eval_set is not None or self.early_stopping_rounds is not None:
                 raise ValueError("eval_set and early stopping take single-label y only, for now.")
@@ -241,7 +275,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                     raise ValueError("multi-label learning runs on the CPU in this version; use device='cpu' or 'auto'.")
                 device = "cpu"
                 X = _validation.to_host(X)
-            indicator = np.asarray(y, dtype=bool)
             if self.algorithm != "adaboostmh" and not indicator.any(axis=1).all():
                 # the LogitBoost family's target eta = 1/|S_i| is undefined without labels
                 empty = ~indicator.any(axis=1)
@@ -251,10 +284,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 weight = None if weight is None else weight[~empty]
                 if X.shape[0] == 0:
                     raise ValueError("every row of y is empty: multi-label learning needs rows with labels.")
-            self.classes_ = np.arange(indicator.shape[1])
             y_codes = np.argmax(indicator, axis=1)  # the multi-label losses use the indicator, not this
-        else:
-            self.classes_, y_codes = _validation.encode_labels(y)
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
         if device == "cuda" and self.device == "auto":
@@ -267,7 +297,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if not on_cuda_backend:
             X = _validation.to_host(X)  # a GPU X for CPU training: copied once
         if init is not None:
-            self._check_continuation(init, X.shape[1])
             self._bin_mapper = init._bin_mapper
         try:
             if init is None:
@@ -346,6 +375,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             search=self.search,
             gap=self.gap,
         )
+        n_before = 0 if init is None else len(init.train_loss_)
+        if len(result.train_loss) == n_before < self.n_estimators:
+            # boost() stops before its first iteration only where the loss is at tol already
+            before = result.train_loss[-1] if len(result.train_loss) else result.initial_loss
+            kept = (f"the model keeps its {len(result.train_loss)} iterations" if len(result.train_loss) else
+                    "the model predicts its initial scores F = 0 (the same probability for every class)")
+            warnings.warn(f"no tree was added: the training loss {before:.6g} is already at or below tol={self.tol}; "
+                          f"{kept}. Lower tol to train.", UserWarning, stacklevel=3)
         self.n_trial_trees_ = result.trial_trees
         if self.algorithm == "adaboostmh":
             self.train_hamming_loss_ = result.train_hamming
@@ -365,7 +402,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if init_model is not None:
             if isinstance(init_model, BoostClassifier):
                 check_is_fitted(init_model, "trees_")
-                return init_model
+                return copy.copy(init_model)  # its state as it is now, should it be this estimator
             if isinstance(init_model, (str, os.PathLike)):
                 from .io import load_model
 
@@ -378,10 +415,19 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return None
 
     def _check_continuation(self, init, n_features: int) -> None:
+        """Refuse to continue ``init`` on data or settings its trees do not fit (this estimator's
+        ``classes_``, ``multilabel_`` and ``feature_names_in_`` are already this fit's)."""
         problems = []
         if init.n_features_in_ != n_features:
             problems.append(f"it has {init.n_features_in_} features, X has {n_features}")
-        if len(init.classes_) != len(self.classes_) or np.any(init.classes_ != self.classes_):
+        else:
+            problems += self._feature_name_problems(init)
+        was_multilabel = bool(getattr(init, "multilabel_", False))
+        if was_multilabel != self.multilabel_:
+            problems.append("it was fitted on a multi-label indicator matrix, and this y holds one class label per row"
+                            if was_multilabel else
+                            "it was fitted on multi-class y, and this y is a multi-label indicator matrix")
+        elif len(init.classes_) != len(self.classes_) or np.any(init.classes_ != self.classes_):
             problems.append(f"its classes are {init.classes_.tolist()}, y has {self.classes_.tolist()}")
         # what the trees were trained with (for warm_start, the parameters may have changed since)
         trained = getattr(init, "_trained_with", {"algorithm": init.algorithm, "learning_rate": init.learning_rate})
@@ -393,6 +439,34 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"it has {len(init.train_loss_)} iterations already, more than n_estimators={self.n_estimators}")
         if problems:
             raise ValueError("cannot continue training the given model: " + "; ".join(problems) + ".")
+
+    def _feature_name_problems(self, init) -> list:
+        """How X's feature names differ from those ``init`` was fitted with, as scikit-learn's
+        ``predict`` checks them: other names are a problem; names on one side only, a warning."""
+        fitted = getattr(init, "feature_names_in_", None)
+        given = getattr(self, "feature_names_in_", None)
+        if fitted is None or given is None:
+            if fitted is not None:
+                warnings.warn("X does not have valid feature names, but the model to continue was fitted with "
+                              "feature names", UserWarning, stacklevel=5)
+            elif given is not None:
+                warnings.warn("X has feature names, but the model to continue was fitted without feature names",
+                              UserWarning, stacklevel=5)
+            return []
+        if np.array_equal(fitted, given):
+            return []
+
+        def some(names):  # the first five
+            return str([str(name) for name in names[:5]])[:-1] + (", ...]" if len(names) > 5 else "]")
+
+        unseen = sorted(set(given) - set(fitted))
+        missing = sorted(set(fitted) - set(given))
+        if not unseen and not missing:
+            return [f"X's feature names are the ones it was fitted with, in another order (X: {some(list(given))}, "
+                    f"fitted: {some(list(fitted))})"]
+        return ["X's feature names are not the ones it was fitted with ("
+                + "; ".join([f"unseen at fit time: {some(unseen)}"] * bool(unseen)
+                            + [f"seen at fit time, yet now missing: {some(missing)}"] * bool(missing)) + ")"]
 
     def _eval_set(self, X, y) -> EvalSet:
         X = self._check_X(X, reset=False)
@@ -471,9 +545,27 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                               float(self.learning_rate))
             yield F.copy()
 
+    # the scores' meaning, one rule each for the staged and non-staged methods
     def _as_decision(self, F: np.ndarray) -> np.ndarray:
-        # scikit-learn's convention: one column for two classes (the log-odds of classes_[1])
-        return F[:, 1] - F[:, 0] if F.shape[1] == 2 else F
+        # scikit-learn's convention: one column for two classes (the log-odds of classes_[1]);
+        # two labels of a multi-label model are two scores
+        return F[:, 1] - F[:, 0] if F.shape[1] == 2 and not getattr(self, "multilabel_", False) else F
+
+    def _as_proba(self, F: np.ndarray) -> np.ndarray:
+        if getattr(self, "multilabel_", False) and self.algorithm == "adaboostmh":
+            return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
+        return softmax(F)[0]
+
+    def _as_prediction(self, F: np.ndarray) -> np.ndarray:
+        if getattr(self, "multilabel_", False):
+            if self.algorithm == "adaboostmh":
+                labels = F > 0
+            else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
+                p = softmax(F)[0]
+                labels = p >= 0.5 * p.max(axis=1, keepdims=True)
+            labels[np.arange(F.shape[0]), predicted_class(F)] = True
+            return labels.astype(np.int64)
+        return self.classes_[predicted_class(F)]
 
     def decision_function(self, X) -> np.ndarray:
         """The model's scores F.
@@ -482,7 +574,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples, n_classes), float64 (rows sum to ~0); for two classes,
         as scikit-learn does, shape (n_samples,): ``F[:, 1] - F[:, 0]``, the log-odds of
-        ``classes_[1]``.
+        ``classes_[1]``. Multi-label models: shape (n_samples, n_labels), whatever the number
+        of labels (each label has its own score).
         """
         return self._as_decision(self._scores(X))
 
@@ -499,15 +592,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         loss's logistic link; they do not sum to 1); the LogitBoost family's softmax, which
         estimates paper 004's targets eta = 1/|S_i|.
         """
-        F = self._scores(X)
-        if getattr(self, "multilabel_", False) and self.algorithm == "adaboostmh":
-            return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
-        return softmax(F)[0]
+        return self._as_proba(self._scores(X))
 
     def staged_predict_proba(self, X):
-        """Yield the class probabilities after each iteration."""
+        """Yield ``predict_proba`` after each iteration."""
         for F in self._staged_scores(X):
-            yield softmax(F)[0]
+            yield self._as_proba(F)
 
     def predict(self, X) -> np.ndarray:
         """Most probable class of each row (ties, to 1e-12 of the scores: the first class in
@@ -518,21 +608,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         probability is at least half the row's largest (p estimates eta = 1/|S_i|); and in
         both, at least the top-ranked label of each row.
         """
-        F = self._scores(X)
-        if getattr(self, "multilabel_", False):
-            if self.algorithm == "adaboostmh":
-                labels = F > 0
-            else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
-                p = softmax(F)[0]
-                labels = p >= 0.5 * p.max(axis=1, keepdims=True)
-            labels[np.arange(F.shape[0]), predicted_class(F)] = True
-            return labels.astype(np.int64)
-        return self.classes_[predicted_class(F)]
+        return self._as_prediction(self._scores(X))
 
     def staged_predict(self, X):
-        """Yield the predicted classes after each iteration."""
+        """Yield ``predict`` after each iteration."""
         for F in self._staged_scores(X):
-            yield self.classes_[predicted_class(F)]
+            yield self._as_prediction(F)
 
     # -- model files ---------------------------------------------------------------------
     def save_model(self, path) -> None:

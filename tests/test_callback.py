@@ -90,6 +90,48 @@ def test_checkpoint_every_must_be_positive():
         Checkpoint("x.json", every=0)
 
 
+def test_numpy_integers_are_integers(small_multiclass):
+    from sklearn.model_selection import GridSearchCV
+
+    from gpuboost.callback import EarlyStopping, ProgressBar
+
+    X, y = small_multiclass
+    # a parameter grid gives NumPy integers: np.arange(2) holds np.int64
+    model = BoostClassifier(n_estimators=4, max_leaves=4, early_stopping_rounds=np.int64(2), verbose=np.int64(2))
+    assert model.fit(X, y, eval_set=[(X, y)]).n_estimators_ >= 1
+    GridSearchCV(BoostClassifier(n_estimators=2, max_leaves=4), {"verbose": np.arange(2)}, cv=2).fit(X, y)
+    callbacks = [Checkpoint("x.json", every=np.int64(5)), EarlyStopping(np.int32(3), data=np.uint8(0)),
+                 ProgressBar(every=np.int16(2))]
+    values = (callbacks[0].every, callbacks[1].rounds, callbacks[1].data, callbacks[2].every)
+    assert [type(v) for v in values] == [int] * 4
+    assert repr(callbacks[1]) == "EarlyStopping(3, data=0, metric='loss')"
+
+
+@pytest.mark.parametrize("name, args, message", [
+    ("Checkpoint", ("x.json", True), "every must be a positive integer, got True"),
+    ("Checkpoint", ("x.json", 2.0), "every must be a positive integer, got 2.0"),
+    ("EarlyStopping", (np.int64(0),), "rounds must be a positive integer, got np.int64"),
+    ("EarlyStopping", (3, -1), "data must be an integer >= 0, got -1"),
+    ("ProgressBar", ("3",), "every must be a positive integer, got '3'"),
+])
+def test_callback_arguments_are_checked(name, args, message):
+    with pytest.raises(ValueError, match=message):
+        getattr(gpuboost.callback, name)(*args)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"verbose": 2.0}, "verbose must be an integer >= 0, got 2.0"),
+    ({"verbose": np.float64(1)}, "verbose must be an integer >= 0"),
+    ({"early_stopping_rounds": np.int64(0)}, "early_stopping_rounds must be an integer >= 1"),
+])
+def test_estimator_errors_name_the_estimator_parameter(small_multiclass, params, message):
+    # the estimator checks its parameters before it builds ProgressBar(every=verbose) or
+    # EarlyStopping(early_stopping_rounds): never a message about a parameter the user did not set
+    X, y = small_multiclass
+    with pytest.raises(ValueError, match=message):
+        BoostClassifier(n_estimators=2, **params).fit(X, y, eval_set=[(X, y)])
+
+
 SCRIPT = textwrap.dedent(
     """
     import os, signal, sys

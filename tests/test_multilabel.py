@@ -108,3 +108,73 @@ def test_multilabel_y_for_another_algorithm_is_a_clear_error():
         BoostClassifier(n_estimators=2, algorithm="abcmart").fit(X, Y)
     with pytest.raises(ValueError, match="indicator matrix of 0 and 1"):
         BoostClassifier(algorithm="adaboostmh", n_estimators=2).fit(X, Y * 2)
+
+
+def _labelled(n=120, L=3, seed=7):
+    """_data with at least one label per row (the LogitBoost family leaves empty rows out)."""
+    X, Y, rng = _data(n=n, L=L, seed=seed)
+    Y[Y.sum(axis=1) == 0, 0] = 1
+    return X, Y, rng
+
+
+def _first_iterations(model, n_iterations):
+    """A copy of ``model`` that keeps its first ``n_iterations`` iterations."""
+    import copy
+
+    kept = copy.deepcopy(model)
+    kept._truncate(n_iterations)
+    return kept
+
+
+@pytest.mark.parametrize("algorithm", ["adaboostmh", "aoso", "mart"])
+@pytest.mark.parametrize("n_labels", [2, 4])
+def test_each_stage_is_the_multilabel_model_of_that_many_iterations(algorithm, n_labels):
+    X, Y, _ = _labelled(L=n_labels)
+    model = BoostClassifier(algorithm=algorithm, n_estimators=3, max_leaves=4, device="cpu").fit(X, Y)
+    stages = zip(model.staged_decision_function(X), model.staged_predict_proba(X), model.staged_predict(X),
+                 strict=True)
+    for k, (decision, proba, labels) in enumerate(stages, start=1):
+        at_k = _first_iterations(model, k)
+        np.testing.assert_array_equal(decision, at_k.decision_function(X))
+        np.testing.assert_array_equal(proba, at_k.predict_proba(X))
+        np.testing.assert_array_equal(labels, at_k.predict(X))
+    assert k == model.n_estimators_ == 3
+    np.testing.assert_array_equal(labels, model.predict(X))
+    assert labels.shape == proba.shape == decision.shape == Y.shape
+
+
+def test_two_labels_keep_a_score_per_label():
+    # the binary F1 - F0 column is for two classes; two labels are two independent scores
+    X, Y, _ = _labelled(L=2)
+    model = BoostClassifier(algorithm="adaboostmh", n_estimators=2, max_leaves=4).fit(X, Y)
+    assert model.decision_function(X).shape == (len(X), 2)
+    assert all(F.shape == (len(X), 2) for F in model.staged_decision_function(X))
+
+
+def test_continuing_across_multiclass_and_multilabel_is_refused(tmp_path):
+    X, Y, _ = _labelled(L=3)
+    y = np.arange(len(X)) % 3  # classes 0, 1, 2: the same as the labels' column indices
+    multiclass = BoostClassifier(n_estimators=2, max_leaves=4, warm_start=True).fit(X, y)
+    with pytest.raises(ValueError, match="fitted on multi-class y, and this y is a multi-label indicator matrix"):
+        multiclass.set_params(n_estimators=4).fit(X, Y)
+    assert not multiclass.multilabel_ and multiclass.n_estimators_ == 2  # left as it was
+    BoostClassifier(n_estimators=2, max_leaves=4).fit(X, Y).save_model(tmp_path / "multilabel.json")
+    with pytest.raises(ValueError, match="fitted on a multi-label indicator matrix, and this y holds one class label"):
+        BoostClassifier(n_estimators=4, max_leaves=4).fit(X, y, init_model=tmp_path / "multilabel.json")
+
+
+def test_an_indicator_as_a_list_or_a_sparse_matrix():
+    # scikit-learn accepts both; a sparse indicator is densified
+    import scipy.sparse
+
+    X, Y, _ = _data(n=100, L=3, seed=9)
+    params = dict(algorithm="adaboostmh", n_estimators=3, max_leaves=4)
+    dense = BoostClassifier(**params).fit(X, Y)
+    for given in (Y.tolist(), scipy.sparse.csr_matrix(Y)):
+        model = BoostClassifier(**params).fit(X, given)
+        assert model.multilabel_ and np.array_equal(model.predict(X), dense.predict(X))
+    w = np.r_[np.zeros(10), np.ones(90)]
+    weighted = BoostClassifier(**params).fit(X, Y.tolist(), sample_weight=w)
+    assert list(weighted.classes_) == [0, 1, 2]
+    np.testing.assert_array_equal(weighted.decision_function(X), BoostClassifier(**params).fit(
+        X[10:], Y[10:]).decision_function(X))  # zero-weight rows: as if they were not there

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from gpuboost import BoostClassifier
+from gpuboost import ALGORITHMS, BoostClassifier
 
 
 def fit_small(X, y, **params):
@@ -230,3 +230,98 @@ def test_auto_keeps_the_cpu_when_the_gpu_kernels_do_not_hold_the_problem(monkeyp
     y = np.repeat(np.arange(cuda.MAX_CLASSES + 1), 2)
     model = BoostClassifier(n_estimators=1, max_leaves=2, device="auto").fit(X, y)
     assert model.device_ == "cpu"
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_each_stage_is_the_model_of_that_many_iterations(algorithm, n_classes):
+    import copy
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(90, 3))
+    y = np.arange(90) % n_classes
+    model = fit_small(X, y, algorithm=algorithm, n_estimators=3, max_leaves=4, device="cpu")
+    stages = zip(model.staged_decision_function(X), model.staged_predict_proba(X), model.staged_predict(X),
+                 strict=True)
+    for k, (decision, proba, labels) in enumerate(stages, start=1):
+        at_k = copy.deepcopy(model)
+        at_k._truncate(k)
+        np.testing.assert_array_equal(decision, at_k.decision_function(X))
+        np.testing.assert_array_equal(proba, at_k.predict_proba(X))
+        np.testing.assert_array_equal(labels, at_k.predict(X))
+    assert k == model.n_estimators_
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "abcmart", "klogitboost", "adaboostmh"])
+def test_a_class_only_in_zero_weight_rows_is_still_a_class(algorithm, tmp_path):
+    # as in scikit-learn, rows of weight 0 still declare their classes: a column each in predict_proba
+    from gpuboost import load_model
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(90, 3))
+    y = np.digitize(X[:, 0], [-0.4, 0.4])
+    w = np.where(y == 2, 0.0, 1.0)
+    model = BoostClassifier(algorithm=algorithm, n_estimators=3, max_leaves=4, device="cpu").fit(
+        X, y, sample_weight=w, eval_set=[(X, y)])
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    proba = model.predict_proba(X)
+    assert proba.shape == (90, 3) and np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert model.score(X[y < 2], y[y < 2]) > 0.8
+    model.save_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.json").predict_proba(X), proba)
+
+
+def test_a_new_fit_keeps_nothing_of_the_previous_one(small_multiclass):
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=10, max_leaves=4, early_stopping_rounds=2)
+    model.fit(X[:200], y[:200], eval_set=[(X[200:], y[200:])])
+    assert hasattr(model, "best_iteration_") and hasattr(model, "best_score_")
+    model.set_params(early_stopping_rounds=None, n_estimators=3).fit(X, y)
+    assert not hasattr(model, "best_iteration_") and not hasattr(model, "best_score_")
+    model.set_params(algorithm="adaboostmh").fit(X, y)
+    assert len(model.train_hamming_loss_) == 3
+    model.set_params(algorithm="aoso").fit(X, y)
+    assert not hasattr(model, "train_hamming_loss_")
+
+
+def test_a_loss_already_at_tol_warns_and_the_model_predicts_uniformly(small_multiclass, tmp_path):
+    from gpuboost import load_model
+
+    X, y = small_multiclass
+    with pytest.warns(UserWarning, match=r"no tree was added: the training loss .* is already at or below tol"):
+        model = BoostClassifier(n_estimators=3, tol=1e9).fit(X, y)
+    assert model.n_trees_ == model.n_estimators_ == 0
+    np.testing.assert_array_equal(model.decision_function(X), 0.0)
+    np.testing.assert_allclose(model.predict_proba(X), 0.25)
+    np.testing.assert_array_equal(model.predict(X), np.full(len(y), model.classes_[0]))
+    assert list(model.staged_predict(X)) == []
+    model.save_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.json").predict_proba(X), model.predict_proba(X))
+
+
+def test_continuing_on_other_feature_names_is_refused():
+    # as scikit-learn's predict: other names are an error, names on one side only a warning
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(12)
+    df = pd.DataFrame(rng.normal(size=(100, 3)), columns=["a", "b", "c"])
+    y = (df["a"] > 0).astype(int)
+    model = BoostClassifier(n_estimators=2, max_leaves=4, warm_start=True).fit(df, y)
+    model.set_params(n_estimators=4)
+    with pytest.raises(ValueError, match=r"X's feature names are not the ones it was fitted with "
+                                         r"\(unseen at fit time: \['d'\]; seen at fit time, yet now missing: \['c'\]\)"):
+        model.fit(df.rename(columns={"c": "d"}), y)
+    with pytest.raises(ValueError, match="X's feature names are the ones it was fitted with, in another order"):
+        model.fit(df[["b", "a", "c"]], y, init_model=BoostClassifier(n_estimators=2, max_leaves=4).fit(df, y))
+    assert model.n_estimators_ == 2
+    with pytest.warns(UserWarning, match="X does not have valid feature names, but the model to continue was fitted"):
+        model.fit(df.to_numpy(), y)
+    assert model.n_estimators_ == 4
+
+
+def test_a_model_continues_itself_as_init_model(small_multiclass):
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y)
+    model.set_params(n_estimators=5).fit(X, y, init_model=model)
+    full = BoostClassifier(n_estimators=5, max_leaves=4).fit(X, y)
+    np.testing.assert_array_equal(model.predict_proba(X), full.predict_proba(X))

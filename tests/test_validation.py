@@ -49,6 +49,7 @@ CASES = {
     "y with one class only": lambda: small().fit(X, np.zeros(20)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
+    "y mixing strings and numbers": lambda: small().fit(X, np.array([1, "a", 2.0, "b"] * 5, dtype=object)),
     "continuous y": lambda: small().fit(X, rng.normal(size=20)),
     "2-D y (several labels per row)": lambda: small().fit(X, np.stack([y, y], axis=1)),
     "multi-label y (0/1 indicator) for an algorithm without multi-label learning": lambda: small(
@@ -58,6 +59,7 @@ CASES = {
     "negative sample_weight": lambda: small().fit(X, y, sample_weight=np.r_[-1.0, np.ones(19)]),
     "NaN sample_weight": lambda: small().fit(X, y, sample_weight=np.r_[np.nan, np.ones(19)]),
     "sample_weight all zero": lambda: small().fit(X, y, sample_weight=np.zeros(20)),
+    "positive sample_weight in one class only": lambda: small().fit(X, y, sample_weight=(y == 0) * 1.0),
     "sample_weight of another length": lambda: small().fit(X, y, sample_weight=np.ones(5)),
     "max_leaves < 2": lambda: BoostClassifier(max_leaves=1).fit(X, y),
     "learning_rate <= 0": lambda: small(learning_rate=0.0).fit(X, y),
@@ -141,6 +143,13 @@ def test_nan_and_inf_in_X_are_not_errors():
     assert small().fit(X_missing, y).predict(X_missing).shape == (20,)
 
 
+def test_an_object_array_of_integers_is_integer_labels():
+    # what a pandas column of Python ints gives; scikit-learn's type_of_target calls it 'unknown'
+    model = small().fit(X, y.astype(object), eval_set=[(X, y.astype(object))])
+    assert model.classes_.dtype.kind == "i" and model.classes_.tolist() == [0, 1, 2]
+    np.testing.assert_array_equal(model.predict_proba(X), small().fit(X, y).predict_proba(X))
+
+
 def table() -> str:
     lines = ["| input | error | message |", "| --- | --- | --- |"]
     for name in CASES:
@@ -152,3 +161,4 @@ def table() -> str:
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
     print(table())
+
