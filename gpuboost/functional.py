@@ -34,10 +34,14 @@ save_prob              (test, predict)        0
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Hashable
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
+from . import _validation, metrics
 from .io import load_model
 from .losses import predicted_class, softmax
 from .sklearn import BoostClassifier
@@ -69,6 +73,8 @@ def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int =
     ``model_name``: ABCBoost's ``"mart"``, ``"robustlogit"`` (its default), ``"abcmart"``,
     ``"abcrobustlogit"``, and gpuboost's ``"aoso"``, ``"logitboost"``, ``"klogitboost"``.
     ``params``: ABCBoost's keys (the module docstring has the table), with its defaults.
+    ``Y``: one label per row, or an (n, L) indicator matrix of 0 and 1 for a multi-label model
+    (``"aoso"``, ``"mart"``, ``"robustlogit"``; ``test`` and ``predict`` then work on such matrices).
     """
     _check_keys(params, set(ABCBOOST_KEYS))
     estimator_params = {name: params.get(key, default) for key, (name, default) in ABCBOOST_KEYS.items()}
@@ -82,36 +88,137 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
 
     Returns a dict: ``prediction`` (labels, shape (n,)), ``testlog`` (one row per iteration:
     iteration, test loss, test errors, seconds since the evaluation started) and, with
-    ``save_prob=1``, ``probability`` (n, K).
+    ``save_prob=1``, ``probability`` (n, K). ``prediction`` and ``probability`` are what the
+    model's ``predict`` and ``predict_proba`` give.
+
+    A multi-label model (``train`` on an (n, L) indicator matrix; ABCBoost has none) takes its
+    indicator matrix as ``Y`` and is evaluated in the same shape: ``prediction`` is the (n, L)
+    indicator matrix, the loss in ``testlog`` is the Hamming loss (the fraction of (row, label)
+    entries predicted wrongly) and the errors are the wrong entries, so that the last row's
+    errors are ``(prediction != Y).sum()`` as for a multi-class model. ``metrics`` adds the
+    final model's ``hamming_loss``, ``one_error``, ``coverage`` and ``average_precision``
+    (``gpuboost.metrics``, on ``predict_proba``'s scores).
     """
     _check_keys(params, {"n_threads", "device"})
-    y = np.asarray(Y).reshape(-1)
-    codes = np.searchsorted(model.classes_, y)
-    known = (codes < len(model.classes_)) & (model.classes_[np.minimum(codes, len(model.classes_) - 1)] == y)
-    if not known.all():
-        raise ValueError(f"Y holds labels the model was not trained on: {np.unique(y[~known])[:5].tolist()}.")
+    _check_model(model)
+    multilabel = getattr(model, "multilabel_", False)
+    y = _indicator(Y, model) if multilabel else _codes(Y, model)
     started = time.perf_counter()
     log = []
     F = None
     for iteration, F in enumerate(model._staged_scores(X), start=1):
-        p = softmax(F)[0]
-        loss = float(-np.sum(np.log(np.maximum(p[np.arange(len(y)), codes], 1e-300))))
-        errors = int(np.sum(predicted_class(F) != codes))
+        if iteration == 1 and F.shape[0] != y.shape[0]:
+            raise ValueError(f"Y has {y.shape[0]} labels but X has {F.shape[0]} rows; give one label per row of X.")
+        if multilabel:
+            errors = int(np.sum(_outputs(model, F)[0] != y))
+            loss = errors / y.size
+        else:
+            p = softmax(F)[0]
+            loss = float(-np.sum(np.log(np.maximum(p[np.arange(len(y)), y], 1e-300))))
+            errors = int(np.sum(predicted_class(F) != y))
         log.append((iteration, loss, errors, time.perf_counter() - started))
     if F is None:
         raise ValueError("the model has no trees")
-    result = {"prediction": model.classes_[predicted_class(F)], "testlog": np.array(log)}
+    labels, probability = _outputs(model, F)
+    result = {"prediction": labels, "testlog": np.array(log)}
     if save_prob:
-        result["probability"] = softmax(F)[0]
+        result["probability"] = probability
+    if multilabel:
+        result["metrics"] = {"hamming_loss": metrics.hamming_loss(y, labels),
+                             "one_error": metrics.one_error(y, probability),
+                             "coverage": metrics.coverage(y, probability),
+                             "average_precision": metrics.average_precision(y, probability)}
     return result
 
 
 def predict(X, model: BoostClassifier, save_prob: int = 0, **params):
-    """Predicted labels, or (labels, probabilities) with ``save_prob=1``."""
+    """Predicted labels, or (labels, probabilities) with ``save_prob=1``: what the model's
+    ``predict`` and ``predict_proba`` give (for a multi-label model, its indicator matrix and
+    per-label scores)."""
     _check_keys(params, {"n_threads", "device"})
-    F = model._scores(X)
-    labels = model.classes_[predicted_class(F)]
-    return (labels, softmax(F)[0]) if save_prob else labels
+    _check_model(model)
+    labels, probability = _outputs(model, model._scores(X))
+    return (labels, probability) if save_prob else labels
+
+
+def _check_model(model) -> None:
+    if not isinstance(model, BoostClassifier):
+        hint = "; load a model file with load(path) first" if isinstance(model, (str, os.PathLike)) else ""
+        raise TypeError(f"model must be a BoostClassifier (from train or load), got {type(model).__name__}{hint}.")
+    check_is_fitted(model, "trees_")
+
+
+def _outputs(model: BoostClassifier, F: np.ndarray):
+    """(labels, probabilities) from the scores F by the model's own ``predict`` and
+    ``predict_proba`` rules (F from one pass over the trees, or each iteration's in ``test``)."""
+    return model._as_prediction(F), model._as_proba(F)
+
+
+def _codes(Y, model: BoostClassifier) -> np.ndarray:
+    """Each row's index into ``model.classes_``; Y checked: one known label per row."""
+    if Y is None:
+        raise ValueError("Y is None: test needs the true label of each row of X (for predictions alone, use "
+                         "predict(X, model)).")
+    Y = _validation.to_host(Y)
+    try:
+        y = np.asarray(Y)
+    except (TypeError, ValueError):
+        y = np.asarray(Y, dtype=object)  # ragged: refused below by its shape
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.reshape(-1)  # a column of labels, as train takes it
+    if y.ndim != 1:
+        raise ValueError(
+            f"Y has shape {y.shape}; this model is multi-class (one label per row): give Y of shape (n_samples,)."
+        )
+    if y.dtype.kind == "f":
+        missing = np.isnan(y)
+    elif y.dtype.kind == "O":
+        missing = np.array([v is None or type(v).__name__ == "NAType"
+                            or (isinstance(v, (float, np.floating)) and np.isnan(v)) for v in y], dtype=bool)
+    else:
+        missing = np.zeros(y.shape, dtype=bool)
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        raise ValueError(
+            f"Y has {rows.size} missing labels (None or NaN), at rows {rows[:5].tolist()}"
+            f"{' ...' if rows.size > 5 else ''}; test needs the true label of every row: drop those rows."
+        )
+    classes = model.classes_
+    try:
+        codes = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+        known = np.asarray(classes[codes] == y, dtype=bool)
+    except TypeError:  # labels that do not sort with the classes (mixed types)
+        index = {c: i for i, c in enumerate(classes.tolist())}
+        codes = np.array([index.get(v, -1) if isinstance(v, Hashable) else -1 for v in y.tolist()], dtype=np.intp)
+        known = codes >= 0
+    if not known.all():
+        unknown = []
+        for v in y[~known].tolist():
+            if len(unknown) < 5 and v not in unknown:
+                unknown.append(v)
+        raise ValueError(
+            f"Y holds labels the model was not trained on: {unknown}; its classes are "
+            f"{classes[:10].tolist()}{' ...' if len(classes) > 10 else ''}."
+        )
+    return codes
+
+
+def _indicator(Y, model: BoostClassifier) -> np.ndarray:
+    """Y as the (n, L) 0/1 matrix of a multi-label model's labels."""
+    n_labels = len(model.classes_)
+    expected = (f"this model is multi-label ({n_labels} labels): Y must be its (n_samples, {n_labels}) "
+                "indicator matrix of 0 and 1")
+    if Y is None:
+        raise ValueError(f"Y is None; {expected}.")
+    try:
+        y = np.asarray(_validation.to_host(Y))
+    except (TypeError, ValueError):
+        raise ValueError(f"{expected}.") from None
+    if y.ndim != 2 or y.shape[1] != n_labels:
+        raise ValueError(f"Y has shape {y.shape}; {expected}.")
+    if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
+        raise ValueError(f"Y holds values other than 0 and 1; {expected}.")
+    return y.astype(np.int64)
 
 
 def save(model: BoostClassifier, path) -> None:

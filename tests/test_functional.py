@@ -55,3 +55,71 @@ def test_errors_are_raised_not_printed(digits):
     model = abcboost.train(Y_train, X_train, "mart", 1)
     with pytest.raises(ValueError, match="not trained on"):
         abcboost.test(Y_test + 100, X_test, model)
+
+
+@pytest.fixture
+def small():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    return X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+
+
+@pytest.mark.parametrize("Y, message", [
+    (lambda y: y[:10], "Y has 10 labels but X has 60 rows"),
+    (lambda y: None, "Y is None: test needs the true label"),
+    (lambda y: np.where(np.arange(len(y)) == 3, None, y), r"1 missing labels \(None or NaN\), at rows \[3\]"),
+    (lambda y: np.where(np.arange(len(y)) == 3, np.nan, y), r"1 missing labels \(None or NaN\), at rows \[3\]"),
+    (lambda y: np.where(np.arange(len(y)) == 3, "a", y.astype(object)),
+     r"not trained on: \['a'\]; its classes are \[0, 1, 2\]"),
+    (lambda y: np.stack([y, y], axis=1), r"Y has shape \(60, 2\); this model is multi-class"),
+], ids=["short", "None", "a None label", "a NaN label", "an unknown label", "2-D"])
+def test_test_says_what_is_wrong_with_Y(small, Y, message):
+    X, y = small
+    model = abcboost.train(y, X, "mart", 2, 4, 0.1)
+    with pytest.raises(ValueError, match=message):
+        abcboost.test(Y(y), X, model)
+
+
+def test_an_unfitted_or_wrong_model_is_refused(small, tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    X, y = small
+    with pytest.raises(NotFittedError):
+        abcboost.test(y, X, abcboost.BoostClassifier())
+    with pytest.raises(NotFittedError):
+        abcboost.predict(X, abcboost.BoostClassifier())
+    with pytest.raises(TypeError, match=r"got str; load a model file with load\(path\) first"):
+        abcboost.test(y, X, str(tmp_path / "model.json"))
+
+
+@pytest.mark.parametrize("algorithm", ["mart", "adaboostmh"])
+def test_multi_label_models_predict_and_test_on_indicator_matrices(small, algorithm):
+    from gpuboost import metrics
+
+    X, _ = small
+    Y = np.column_stack([X[:, 0] > 0, X[:, 0] <= 0, X[:, 1] > 0]).astype(int)  # one or two labels a row
+    model = abcboost.train(Y, X, algorithm, 4, 4, 0.1)
+    labels, probability = abcboost.predict(X, model, save_prob=1)
+    np.testing.assert_array_equal(labels, model.predict(X))
+    np.testing.assert_array_equal(probability, model.predict_proba(X))
+    np.testing.assert_array_equal(abcboost.predict(X, model), model.predict(X))
+    result = abcboost.test(Y, X, model, save_prob=1)
+    np.testing.assert_array_equal(result["prediction"], model.predict(X))
+    np.testing.assert_array_equal(result["probability"], model.predict_proba(X))
+    assert result["testlog"].shape == (4, 4)  # iteration, Hamming loss, wrong entries, seconds
+    assert result["testlog"][-1, 2] == np.sum(result["prediction"] != Y)
+    assert result["testlog"][-1, 1] == metrics.hamming_loss(Y, model.predict(X)) == result["metrics"]["hamming_loss"]
+    assert result["metrics"]["average_precision"] == metrics.average_precision(Y, model.predict_proba(X))
+    assert set(result["metrics"]) == {"hamming_loss", "one_error", "coverage", "average_precision"}
+    with pytest.raises(ValueError, match=r"Y has shape \(60,\); this model is multi-label \(3 labels\)"):
+        abcboost.test(Y[:, 0], X, model)
+    with pytest.raises(ValueError, match="Y has 10 labels but X has 60 rows"):
+        abcboost.test(Y[:10], X, model)
+
+
+def test_predict_is_the_models_predict(small):
+    X, y = small
+    model = abcboost.train(np.array(["a", "b", "c"])[y], X, "aoso", 3, 4, 0.1)
+    labels, probability = abcboost.predict(X, model, save_prob=1)
+    np.testing.assert_array_equal(labels, model.predict(X))
+    np.testing.assert_array_equal(probability, model.predict_proba(X))
