@@ -42,12 +42,46 @@ def _classes_to_json(classes: np.ndarray) -> dict:
     )
 
 
+#: what each kind's values are in JSON (bool is an int subclass: kept out of "int" and "float")
+_CLASS_KINDS = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+}
+
+
 def _classes_from_json(data: dict) -> np.ndarray:
-    kind, values = data["kind"], data["values"]
-    dtypes = {"int": np.int64, "bool": bool, "float": np.float64, "str": str}
-    if kind not in dtypes:
-        raise ModelFormatError(f"unknown class label kind {kind!r}")
-    return np.asarray(values, dtype=dtypes[kind])
+    """The classes, checked: values of the kind named, distinct and sorted, as ``fit`` makes them.
+
+    "int" values are JSON integers of any size: int64 when all of them fit in it, else uint64
+    (labels up to 2**64 - 1, from a uint64 y), so that every integer class array round-trips.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("values"), list):
+        raise ModelFormatError("'classes' must be an object with a 'kind' and a list of 'values'")
+    kind, values = data.get("kind"), data["values"]
+    if not isinstance(kind, str) or kind not in _CLASS_KINDS:
+        raise ModelFormatError(
+            f"unknown class label kind {kind!r}; this gpuboost ({__version__}) reads {sorted(_CLASS_KINDS)}. "
+            "A newer gpuboost may have written it: upgrade gpuboost to load it"
+        )
+    if not all(map(_CLASS_KINDS[kind], values)):
+        raise ModelFormatError(f"the classes of kind {kind!r} hold values of another type")
+    if kind == "int":
+        low, high = min(values, default=0), max(values, default=0)
+        if low >= -(1 << 63) and high < (1 << 63):
+            classes = np.asarray(values, dtype=np.int64)
+        elif low >= 0 and high < (1 << 64):
+            classes = np.asarray(values, dtype=np.uint64)
+        else:
+            raise ModelFormatError(f"integer classes from {low} to {high} fit neither int64 nor uint64")
+    else:
+        classes = np.asarray(values, dtype={"bool": bool, "float": np.float64, "str": str}[kind])
+    if kind == "float" and not np.all(np.isfinite(classes)):
+        raise ModelFormatError("the classes hold a non-finite value")
+    if classes.size > 1 and not np.all(classes[1:] > classes[:-1]):
+        raise ModelFormatError("the classes are not distinct and sorted")
+    return classes
 
 
 def _finite_or_none(values: np.ndarray) -> list:
@@ -195,6 +229,8 @@ def load_into(estimator, path) -> None:
     data = _read(path)
     try:
         classes = _classes_from_json(data["classes"])
+        if data.get("multilabel", False) and not np.array_equal(classes, np.arange(len(classes))):
+            raise ModelFormatError("a multi-label model's classes must be its label indices 0 .. L-1")
         mapper = BinMapper.from_dict(data["binning"])
         n_features = int(data["n_features"])
         trees = []
@@ -223,7 +259,8 @@ def load_into(estimator, path) -> None:
         estimator.set_params(**params)  # last: a file that fails to parse changes nothing
     except ModelFormatError as exc:
         raise ModelFormatError(f"{path}: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
+    # OverflowError: a number too large for its array's type (a tree's feature index, say)
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
         raise ModelFormatError(
             f"{path} is damaged or was edited: {type(exc).__name__}: {exc}. Save the model again."
         ) from None

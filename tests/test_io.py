@@ -172,6 +172,61 @@ def test_leaf_thresholds_survive_the_round_trip(fitted, tmp_path):
         np.testing.assert_array_equal(a.threshold, b.threshold)  # NaN at leaves, inf kept
 
 
+def test_labels_beyond_int64_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    labels = np.array([1, 2**63 + 5, 2**64 - 1], dtype=np.uint64)  # as a uint64 y (ids, hashes) has
+    y = labels[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0)]
+    model = BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y)
+    model.save_model(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert data["classes"] == {"kind": "int", "values": [1, 2**63 + 5, 2**64 - 1]}  # the format as before
+    loaded = gpuboost.load_model(tmp_path / "m.json")
+    assert loaded.classes_.dtype == np.uint64
+    np.testing.assert_array_equal(loaded.classes_, labels)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("classes, message", [
+    ({"kind": "int", "values": [-(2**63) - 1, 0, 1, 2]}, "fit neither int64 nor uint64"),
+    ({"kind": "int", "values": [0, 1, 2, 2**64]}, "fit neither int64 nor uint64"),
+    ({"kind": "int", "values": [-1, 0, 1, 2**63]}, "fit neither int64 nor uint64"),
+    ({"kind": "int", "values": [0, 1, 2, 3.5]}, "of kind 'int' hold values of another type"),
+    ({"kind": "int", "values": [0, 1, 2, "3"]}, "of kind 'int' hold values of another type"),
+    ({"kind": "int", "values": [False, 1, 2, 3]}, "of kind 'int' hold values of another type"),
+    ({"kind": "float", "values": [0.0, 1.0, 2.0, None]}, "of kind 'float' hold values of another type"),
+    ({"kind": "str", "values": ["a", "b", "c", 4]}, "of kind 'str' hold values of another type"),
+    ({"kind": "str", "values": [["a"], ["b"], ["c"], ["d"]]}, "of kind 'str' hold values of another type"),
+    ({"kind": "int", "values": [3, 2, 1, 0]}, "not distinct and sorted"),
+    ({"kind": "int", "values": [0, 1, 1, 2]}, "not distinct and sorted"),
+    ({"kind": "complex", "values": [0, 1, 2, 3]}, "unknown class label kind 'complex'.*upgrade gpuboost"),
+    ({"kind": ["int"], "values": [0, 1, 2, 3]}, "unknown class label kind"),
+    ({"kind": "int", "values": 4}, "a list of 'values'"),
+    ([0, 1, 2, 3], "a list of 'values'"),
+], ids=["below int64", "beyond uint64", "int64 and uint64", "a float", "a string", "a bool", "a null", "a number",
+        "lists", "unsorted", "repeated", "unknown kind", "kind a list", "values a number", "a list"])
+def test_damaged_classes_are_refused(fitted, tmp_path, classes, message):
+    path = _saved_with_valid_checksum(fitted[0], tmp_path, lambda data: data.update(classes=classes))
+    with pytest.raises(ModelFormatError, match=message):
+        gpuboost.load_model(path)
+
+
+def test_multi_label_classes_must_be_label_indices(fitted, tmp_path):
+    def edit(data):
+        data.update(multilabel=True, classes={"kind": "int", "values": [0, 1, 2, 5]})
+
+    with pytest.raises(ModelFormatError, match="label indices"):
+        gpuboost.load_model(_saved_with_valid_checksum(fitted[0], tmp_path, edit))
+
+
+def test_a_number_too_large_for_its_array_is_refused(fitted, tmp_path):
+    def edit(data):
+        data["trees"][0]["feature"][0] = 2**40  # an OverflowError inside, a ModelFormatError outside
+
+    with pytest.raises(ModelFormatError, match="damaged or was edited: OverflowError"):
+        gpuboost.load_model(_saved_with_valid_checksum(fitted[0], tmp_path, edit))
+
+
 def _saved_with_valid_checksum(model, tmp_path, edit):
     """A saved model whose content ``edit(data)`` changed and whose checksum was then redone,
     as a buggy writer (not an edit after saving) would produce."""
