@@ -39,20 +39,24 @@ def _add_estimator_flags(parser) -> None:
                             help=f"(default: {default})")
 
 
-def _load(path, label_column):
-    from .datasets import load_data
+def _load(path, label_column, n_features=None, zero_based="auto"):
+    """(X, y, zero_based): a LibSVM file read with n_features columns (a model's, or the training
+    file's) and the base the file was read with, for the files read with it ("auto" if none)."""
+    from .datasets import _load_data
 
-    return load_data(path, label_column=label_column)
+    return _load_data(path, label_column=label_column, n_features=n_features, zero_based=zero_based)
 
 
 def _train(args) -> int:
     from . import BoostClassifier
 
-    X, y = _load(args.data, args.label_column)
+    X, y, zero_based = _load(args.data, args.label_column)
     params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
     eval_set = None
     if args.eval:
-        eval_set = [_load(args.eval, args.label_column)]
+        # the training file's width and base: a test file's rows may lack the last features, and
+        # one that happens not to use feature 0 of a 0-based training set is still read 0-based
+        eval_set = [_load(args.eval, args.label_column, n_features=X.shape[1], zero_based=zero_based)[:2]]
     model = BoostClassifier(**params)
     print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, "
           f"{len(np.unique(y))} classes", flush=True)
@@ -60,16 +64,25 @@ def _train(args) -> int:
     model.fit(X, y, eval_set=eval_set)
     seconds = time.perf_counter() - started
     model.save_model(args.output)
-    line = (f"{model.n_estimators_} iterations, {model.n_trees_} trees in {seconds:.1f} s; "
-            f"training loss {model.train_loss_[-1]:.6g}")
+    if model.n_estimators_:
+        line = (f"{model.n_estimators_} iterations, {model.n_trees_} trees in {seconds:.1f} s; "
+                f"training loss {model.train_loss_[-1]:.6g}")
+    else:  # stopped before the first tree: the model predicts from its initial scores alone
+        line = f"0 iterations, no tree added in {seconds:.1f} s; training loss {model.initial_loss_:.6g}"
+        if model.initial_loss_ <= model.tol:
+            line += f", already at or below tol={model.tol:g}"
     if eval_set:
-        line += f"; {args.eval}: {model.eval_error_[0][-1]} errors of {len(eval_set[0][1])}"
+        X_eval, y_eval = eval_set[0]
+        errors = model.eval_error_[0][-1] if model.n_estimators_ else int(np.sum(model.predict(X_eval) != y_eval))
+        line += f"; {args.eval}: {errors} errors of {len(y_eval)}"
     print(line)
     print(f"model saved to {args.output}")
     return 0
 
 
 def _predict(args) -> int:
+    import csv
+
     from . import load_model
 
     model = load_model(args.model)
@@ -78,18 +91,18 @@ def _predict(args) -> int:
 
         X = load_features(args.data)
     else:
-        X, _ = _load(args.data, args.label_column)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+        X, _, _ = _load(args.data, args.label_column, n_features=model.n_features_in_)
+    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
+        # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
+        writer = csv.writer(out, lineterminator="\n")
         if args.proba:
             proba = model.predict_proba(X)
-            out.write(",".join(str(c) for c in model.classes_) + "\n")
-            for row in proba:
-                out.write(",".join(repr(float(v)) for v in row) + "\n")
+            writer.writerow([str(c) for c in model.classes_])
+            writer.writerows([repr(float(v)) for v in row] for row in proba)
         else:
-            out.write("label\n")
-            for label in model.predict(X):
-                out.write(f"{label}\n")
+            writer.writerow(["label"])
+            writer.writerows([str(label)] for label in model.predict(X))
     finally:
         if args.output:
             out.close()
@@ -102,7 +115,7 @@ def _evaluate(args) -> int:
     from . import load_model
 
     model = load_model(args.model)
-    X, y = _load(args.data, args.label_column)
+    X, y, _ = _load(args.data, args.label_column, n_features=model.n_features_in_)
     predicted = model.predict(X)
     errors = int(np.sum(predicted != y))
     print(f"{args.data}: {len(y)} rows; {errors} errors ({100 * errors / len(y):.2f}%), "

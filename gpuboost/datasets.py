@@ -87,7 +87,7 @@ def make_poker_hands(
     return X, poker_hand_rank(X)
 
 
-def load_data(source, label_column=None, split: str = "train"):
+def load_data(source, label_column=None, split: str = "train", n_features=None, zero_based="auto"):
     """Labelled data from a file or from arrays: (X, y), X float64 (NaN for missing values).
 
     ``source`` is a path, or a pair (X, y) of arrays: NumPy, pandas, scipy.sparse (an absent
@@ -95,13 +95,25 @@ def load_data(source, label_column=None, split: str = "train"):
 
     - ``.libsvm``, ``.svm``, ``.svmlight``, ``.txt``: LibSVM / SVMlight text (the format the
       papers' datasets are published in), sparse or dense, 0- or 1-based feature indices; an
-      absent entry is the value 0.
+      absent entry is the value 0. ``zero_based``: True (indices start at 0), False (at 1) or
+      "auto" (at 0 if the file holds an index 0, else at 1; scikit-learn's rule). ``n_features``:
+      the width of X, for a file read against a model or a training file: the file's rows may
+      lack trailing features (they are 0), and a higher index is an error. Read a test file
+      with its training file's width and base: on its own, a test file of a 0-based training
+      set that does not happen to use feature 0 would read 1-based, every value one feature
+      to the left. Both are for LibSVM files only: a CSV or .npz file has its own width.
     - ``.csv``: comma-separated numbers, with or without a header line; the label is the
       column ``label_column`` (a name or an index; default: a column named "label", "class",
       "target" or "y" if the header has one, else the last column). Empty fields are missing.
     - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
       ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files.
     """
+    return _load_data(source, label_column, split, n_features, zero_based)[:2]
+
+
+def _load_data(source, label_column=None, split="train", n_features=None, zero_based="auto"):
+    """``load_data``'s (X, y), and the base a LibSVM file was read with (else "auto"), for the
+    files read with it (the command line's ``train --eval``)."""
     import os
 
     if isinstance(source, (tuple, list)) and len(source) == 2:
@@ -110,23 +122,53 @@ def load_data(source, label_column=None, split: str = "train"):
         X, y = (to_host(a) for a in source)
         if hasattr(X, "toarray"):
             X = X.toarray()
-        return np.asarray(X, dtype=np.float64), np.asarray(y)
+        return np.asarray(X, dtype=np.float64), np.asarray(y), "auto"
     path = os.fspath(source)
     ext = os.path.splitext(path)[1].lower()
     if ext in (".libsvm", ".svm", ".svmlight", ".txt"):
-        from sklearn.datasets import load_svmlight_file
-
-        X, y = load_svmlight_file(path, zero_based="auto")
-        return X.toarray(), _labels(y)
+        return _load_svmlight(path, n_features, zero_based)
     if ext == ".npz":
         with np.load(path, allow_pickle=False) as data:
             for X_key, y_key in (("X", "y"), (f"X_{split}", f"y_{split}")):
                 if X_key in data and y_key in data:
-                    return data[X_key].astype(np.float64), data[y_key]
+                    return data[X_key].astype(np.float64), data[y_key], "auto"
             raise ValueError(f"{path} has no arrays X and y (or X_{split} and y_{split}); it has {list(data)}.")
     if ext == ".csv":
-        return _load_csv(path, label_column)
+        return (*_load_csv(path, label_column), "auto")
     raise ValueError(f"{path}: unknown data format {ext!r}; use .libsvm/.svm/.txt (LibSVM), .csv or .npz.")
+
+
+def _load_svmlight(path, n_features=None, zero_based="auto"):
+    """(X, y, zero_based) of a LibSVM file; zero_based as decided ("auto" when the file has no
+    entry to tell by). The indices are read as written and the base applied here, so that a
+    file read with a given base or width is checked against them with a message that says so."""
+    import scipy.sparse
+    from sklearn.datasets import load_svmlight_file
+
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f'zero_based must be True, False or "auto", got {zero_based!r}.')
+    if zero_based != "auto":
+        zero_based = bool(zero_based)
+    raw, y = load_svmlight_file(path, zero_based=True)  # indices as written
+    raw = scipy.sparse.csr_matrix(raw)
+    indices = raw.indices
+    if zero_based == "auto" and indices.size:
+        zero_based = bool(indices.min() == 0)
+    offset = 1 if zero_based is False else 0
+    if offset and indices.size and indices.min() == 0:
+        raise ValueError(f"{path} has feature index 0, but is read 1-based (zero_based=False, as its training "
+                         "file is): a test file must number the features as its training file does.")
+    last = int(indices.max()) if indices.size else offset - 1
+    width = last + 1 - offset
+    if n_features is not None:
+        if width > n_features:
+            raise ValueError(
+                f"{path} has {width} features (indices up to {last}, read {offset}-based), more than the "
+                f"{n_features} of the model or training file it goes with: its rows may lack the last features "
+                "(an absent entry is 0), but not have more.")
+        width = int(n_features)
+    X = scipy.sparse.csr_matrix((raw.data, indices - offset, raw.indptr), shape=(raw.shape[0], width))
+    return X.toarray(), _labels(y), zero_based
 
 
 def _labels(y: np.ndarray) -> np.ndarray:
@@ -136,7 +178,8 @@ def _labels(y: np.ndarray) -> np.ndarray:
 
 def load_features(path) -> np.ndarray:
     """X alone from a CSV file of feature columns only (no label), float64, NaN for empty fields."""
-    header, body = _read_csv(path)
+    header, body, lines = _read_csv(path)
+    _width(path, header, body, lines)
     return _floats(body)
 
 
@@ -145,11 +188,17 @@ def _floats(rows) -> np.ndarray:
 
 
 def _read_csv(path):
-    """(header or None, rows) of a CSV file; the first line is a header unless it is all numbers."""
+    """(header or None, rows, line of each row) of a CSV file; the first line is a header unless
+    it is all numbers. Blank lines are left out, so the lines are kept for the messages."""
     import csv
 
     with open(path, newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.reader(f) if row]
+        reader = csv.reader(f)
+        rows, lines = [], []
+        for row in reader:
+            if row:
+                rows.append(row)
+                lines.append(reader.line_num)
     if not rows:
         raise ValueError(f"{path} is empty.")
 
@@ -160,15 +209,27 @@ def _read_csv(path):
         except ValueError:
             return text.strip() == ""
 
-    header = None if all(is_number(v) for v in rows[0]) else [v.strip() for v in rows[0]]
-    return header, rows[1:] if header is not None else rows
+    if all(is_number(v) for v in rows[0]):
+        return None, rows, lines
+    return [v.strip() for v in rows[0]], rows[1:], lines[1:]
+
+
+def _width(path, header, body, lines) -> int:
+    """The number of fields of every row: the header's, else the first row's."""
+    if not body:
+        raise ValueError(f"{path} has no data rows, only a header line.")
+    width = len(header) if header is not None else len(body[0])
+    for row, line in zip(body, lines):
+        if len(row) != width:
+            raise ValueError(
+                f"{path}: line {line} has {len(row)} fields, but the {'header' if header is not None else 'first row'} "
+                f"has {width}; give every row the same columns (an empty field is a missing value).")
+    return width
 
 
 def _load_csv(path, label_column):
-    header, body = _read_csv(path)
-    width = len(header) if header is not None else len(body[0])
-    if any(len(r) != width for r in body):
-        raise ValueError(f"{path}: rows have different numbers of fields (the first has {width}).")
+    header, body, lines = _read_csv(path)
+    width = _width(path, header, body, lines)
     if label_column is None:
         names = [n.lower() for n in header] if header else []
         label_index = next((names.index(n) for n in ("label", "class", "target", "y") if n in names), width - 1)
@@ -178,9 +239,23 @@ def _load_csv(path, label_column):
         label_index = header.index(label_column)
     else:
         label_index = int(label_column) % width
-    labels = np.array([r[label_index].strip() for r in body])
+    texts = [r[label_index].strip() for r in body]
     try:
-        y = _labels(labels.astype(np.float64))
+        y = np.array([float(t) if t else np.nan for t in texts])
+        missing = np.isnan(y)
     except ValueError:
-        y = labels  # text labels
+        y = np.array(texts)  # text labels
+        missing = y == ""
+    if missing.any():
+        # the estimator's message for missing labels, with the lines of the file they are on
+        from ._validation import _labels_1d
+
+        at = [str(lines[i]) for i in np.flatnonzero(missing)]
+        where = f"line {at[0]}" if len(at) == 1 else f"lines {', '.join(at[:5])}{' ...' if len(at) > 5 else ''}"
+        try:
+            _labels_1d(np.where(missing, None, y.astype(object)))
+        except ValueError as exc:
+            raise ValueError(f"{path}, {where}: {exc}") from None
+    if y.dtype.kind == "f":
+        y = _labels(y)
     return _floats([[v for j, v in enumerate(r) if j != label_index] for r in body]), y

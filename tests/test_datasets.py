@@ -1,9 +1,10 @@
-"""The poker-hand generator: the labels follow the rules, the deals are fair."""
+"""The poker-hand generator: the labels follow the rules, the deals are fair. The data-file
+loaders: a test file is read with its training file's width and base; bad CSV files are clear errors."""
 
 import numpy as np
 import pytest
 
-from gpuboost.datasets import make_poker_hands, poker_hand_rank
+from gpuboost.datasets import load_data, load_features, make_poker_hands, poker_hand_rank
 
 
 def hand(*cards):
@@ -53,3 +54,48 @@ def test_same_seed_same_data():
 def test_bad_size():
     with pytest.raises(ValueError, match="n_samples"):
         make_poker_hands(0)
+
+
+# -- data files (load_data, load_features) ---------------------------------------------------
+
+def test_libsvm_file_read_with_the_training_files_width_and_base(tmp_path):
+    # absent entries are zeros: a test file whose rows lack the last features is a normal file
+    (tmp_path / "b.libsvm").write_text("0 1:1 2:3\n1 1:2\n")
+    X, y = load_data(tmp_path / "b.libsvm", n_features=3)
+    np.testing.assert_array_equal(X, [[1, 3, 0], [2, 0, 0]])
+    assert y.tolist() == [0, 1]
+    (tmp_path / "c.libsvm").write_text("0 1:1 4:3\n")
+    with pytest.raises(ValueError, match=r"c.libsvm has 4 features \(indices up to 4, read 1-based\), more than the 3"):
+        load_data(tmp_path / "c.libsvm", n_features=3)
+    # a 0-based training set's test file that happens not to use feature 0: "auto" would read
+    # it 1-based and shift every value one feature to the left; the training file's base does not
+    (tmp_path / "d.libsvm").write_text("0 1:5 2:6\n")
+    np.testing.assert_array_equal(load_data(tmp_path / "d.libsvm", n_features=3, zero_based=True)[0], [[0, 5, 6]])
+    np.testing.assert_array_equal(load_data(tmp_path / "d.libsvm", n_features=3)[0], [[5, 6, 0]])
+    (tmp_path / "e.libsvm").write_text("0 0:5 2:6\n")
+    with pytest.raises(ValueError, match="e.libsvm has feature index 0, but is read 1-based"):
+        load_data(tmp_path / "e.libsvm", zero_based=False)
+
+
+def test_empty_csv_label_is_a_missing_label(tmp_path):
+    (tmp_path / "a.csv").write_text("f1,label\n1,0\n2,1\n3,\n4,1\n5,0\n")
+    with pytest.raises(ValueError, match=r"a.csv, line 4: y has 1 missing labels \(NaN or None\), at rows \[2\]; "
+                                         "drop those rows or give them a class"):
+        load_data(tmp_path / "a.csv")
+    (tmp_path / "b.csv").write_text("x,label\n1,cat\n2, \n3,dog\n4,\n")  # text labels
+    message = r"b.csv, lines 3, 5: y has 2 missing labels \(NaN or None\), at rows \[1, 3\];"
+    with pytest.raises(ValueError, match=message):
+        load_data(tmp_path / "b.csv")
+
+
+@pytest.mark.parametrize("load", [load_data, load_features])
+def test_ragged_or_header_only_csv(tmp_path, load):
+    (tmp_path / "ragged.csv").write_text("f1,f2,label\n1,2,0\n\n3,4\n5,6,1\n")
+    with pytest.raises(ValueError, match="ragged.csv: line 4 has 2 fields, but the header has 3"):
+        load(tmp_path / "ragged.csv")
+    (tmp_path / "noheader.csv").write_text("1,2,0\n3,4,1,7\n")
+    with pytest.raises(ValueError, match="noheader.csv: line 2 has 4 fields, but the first row has 3"):
+        load(tmp_path / "noheader.csv")
+    (tmp_path / "header.csv").write_text("f1,f2,label\n")
+    with pytest.raises(ValueError, match="header.csv has no data rows"):
+        load(tmp_path / "header.csv")

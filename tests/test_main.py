@@ -160,3 +160,82 @@ def test_predict_on_an_unlabelled_csv(libsvm_files, tmp_path):
     assert main(["predict", str(model), str(features), "--unlabelled", "-o", str(tmp_path / "p.csv")]) == 0
     assert main(["predict", str(model), str(test), "-o", str(tmp_path / "q.csv")]) == 0
     assert (tmp_path / "p.csv").read_text() == (tmp_path / "q.csv").read_text()
+
+
+@pytest.fixture
+def small_libsvm(tmp_path):
+    """A 1-based training file of 3 features and a test file whose rows lack the last one."""
+    train, test = tmp_path / "a.libsvm", tmp_path / "b.libsvm"
+    train.write_text("0 1:1 2:3 3:1\n1 1:2 3:5\n2 2:1 3:2\n0 1:1.5 3:0.5\n1 2:4 3:1\n2 1:3\n")
+    test.write_text("0 1:1 2:3\n1 1:2\n")
+    return train, test
+
+
+def test_libsvm_test_file_with_fewer_trailing_features(small_libsvm, tmp_path, capsys):
+    train, test = small_libsvm
+    model = tmp_path / "a.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3", "--eval", str(test)]) == 0
+    assert f"{test}: " in capsys.readouterr().out
+    assert main(["predict", str(model), str(test)]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3  # header and 2 labels
+    assert main(["evaluate", str(model), str(test)]) == 0
+    assert "2 rows" in capsys.readouterr().out
+    (tmp_path / "c.libsvm").write_text("0 1:1 4:2\n")  # more features than the model: still an error
+    assert main(["predict", str(model), str(tmp_path / "c.libsvm")]) == 1
+    assert "c.libsvm has 4 features" in capsys.readouterr().err
+
+
+def test_train_with_eval_reads_the_test_file_with_the_training_files_base(tmp_path, capsys):
+    # 0-based training file; its test file does not use feature 0, so on its own it would read as 1-based
+    train, test = tmp_path / "z.libsvm", tmp_path / "zt.libsvm"
+    train.write_text("0 0:1 1:3\n1 0:2 2:5\n0 0:1 1:4\n1 1:1 2:6\n")
+    test.write_text("0 1:3\n1 2:5\n")
+    assert main(["train", str(train), "-o", str(tmp_path / "z.json"), "--n-estimators", "2", "--eval", str(test)]) == 0
+    test.write_text("0 1:3 3:1\n")  # feature 3 does not exist 0-based
+    assert main(["train", str(train), "-o", str(tmp_path / "z.json"), "--n-estimators", "2", "--eval", str(test)]) == 1
+    assert "indices up to 3, read 0-based" in capsys.readouterr().err
+
+
+def test_predict_writes_valid_csv(tmp_path, capsys):
+    import csv
+    import io
+
+    data = tmp_path / "t.csv"
+    data.write_text('f1,f2,label\n1,2,"a,b"\n2,1,c\n1,3,"a,b"\n3,1,c\n')
+    model = tmp_path / "t.json"
+    assert main(["train", str(data), "-o", str(model), "--n-estimators", "2"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(data)]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["label"] and sorted(r[0] for r in rows[1:]) == ["a,b", "a,b", "c", "c"]
+    assert main(["predict", str(model), str(data), "--proba"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["a,b", "c"] and all(len(r) == 2 for r in rows[1:]) and len(rows) == 5
+    np.testing.assert_allclose(np.array(rows[1:], dtype=float).sum(axis=1), 1.0)
+
+
+def test_plain_labels_print_as_before(small_libsvm, tmp_path, capsys):
+    train, _ = small_libsvm
+    model = tmp_path / "a.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(train)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("label\n") and "\r" not in out and all(line in "012" for line in out.split()[1:])
+
+
+def test_train_that_stops_before_the_first_tree(small_libsvm, tmp_path):
+    train, test = small_libsvm
+    model = tmp_path / "z.json"
+    result = run("train", str(train), "-o", str(model), "--tol", "1e9", "--eval", str(test))
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "0 iterations, no tree added" in result.stdout and "tol" in result.stdout
+    assert f"{test}: " in result.stdout and "model saved" in result.stdout and model.exists()
+
+
+def test_empty_csv_label_in_training_file(tmp_path):
+    data = tmp_path / "e.csv"
+    data.write_text("f1,label\n1,0\n2,1\n3,\n4,1\n5,0\n")
+    result = run("train", str(data), "-o", str(tmp_path / "e.json"), "--n-estimators", "2")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "line 4: y has 1 missing labels (NaN or None), at rows [2]" in result.stderr
