@@ -208,7 +208,7 @@ def check_X(est, X, reset: bool) -> np.ndarray:
 
 #: Algorithms that learn from a multi-label indicator y: AdaBoost.MH natively, the LogitBoost
 #: family with paper 004's targets eta = 1/|S_i| (on the NumPy reference backend).
-MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit")
+MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit", "klogitboost")
 
 
 def host_labels(y):

@@ -74,7 +74,8 @@ def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int =
     ``"abcrobustlogit"``, and gpuboost's ``"aoso"``, ``"logitboost"``, ``"klogitboost"``.
     ``params``: ABCBoost's keys (the module docstring has the table), with its defaults.
     ``Y``: one label per row, or an (n, L) indicator matrix of 0 and 1 for a multi-label model
-    (``"aoso"``, ``"mart"``, ``"robustlogit"``; ``test`` and ``predict`` then work on such matrices).
+    (``"aoso"``, ``"mart"``, ``"robustlogit"``, ``"klogitboost"``; ``test`` and ``predict`` then work
+    on such matrices).
     """
     _check_keys(params, set(ABCBOOST_KEYS))
     estimator_params = {name: params.get(key, default) for key, (name, default) in ABCBOOST_KEYS.items()}

@@ -23,6 +23,15 @@ __all__ = ["BoostClassifier", "ALGORITHMS"]
 
 
 
+def _link(algorithm: str, multilabel: bool) -> str:
+    """The backend's link of an algorithm trained on the vector backend (see NumpyBackend)."""
+    if algorithm == "adaboostmh":
+        return "exp"
+    if algorithm == "klogitboost":
+        return "logistic" if multilabel else "klogit"
+    return "softmax"
+
+
 class BoostClassifier(ClassifierMixin, BaseEstimator):
     """Multi-class boosting with the LogitBoost family; AOSO-LogitBoost by default.
 
@@ -41,7 +50,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         against a base class; K-LogitBoost one vector tree updating all K classes; AdaBoost.MH
         (Kegl) one Hamming tree per iteration (K-LogitBoost and AdaBoost.MH on the CPU only:
         the NumPy reference backend with its costly stages compiled).
-        ``train_loss_`` is each algorithm's own training loss (K-LogitBoost's is sum_k p_k - F_y;
+        Multi-label y (an indicator matrix): AdaBoost.MH, K-LogitBoost (each label its own
+        logistic model on the shared vector trees) and AOSO, MART and robust LogitBoost (paper
+        004's softmax targets eta = 1/|S_i|).
+        ``train_loss_`` is each algorithm's own training loss (K-LogitBoost's is sum_k p_k - F_y,
+        on multi-label y the sum of the labels' logistic losses;
         AdaBoost.MH's the exponential loss of eq (3), 1 at the start, with the weighted Hamming
         loss of eq (1) in ``train_hamming_loss_``);
         ``eval_loss_`` is the multinomial log loss of softmax(F) for every algorithm, and
@@ -275,11 +288,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                     raise ValueError("multi-label learning runs on the CPU in this version; use device='cpu' or 'auto'.")
                 device = "cpu"
                 X = _validation.to_host(X)
-            if self.algorithm != "adaboostmh" and not indicator.any(axis=1).all():
-                # the LogitBoost family's target eta = 1/|S_i| is undefined without labels
+            if self.algorithm not in ("adaboostmh", "klogitboost") and not indicator.any(axis=1).all():
+                # the softmax family's target eta = 1/|S_i| is undefined without labels (AdaBoost.MH
+                # and K-LogitBoost score each label on its own: a row without labels is all negatives)
                 empty = ~indicator.any(axis=1)
                 warnings.warn(f"{int(empty.sum())} rows have no label; {self.algorithm} leaves them out of its loss "
-                              "(AdaBoost.MH keeps them).", UserWarning, stacklevel=3)
+                              "(AdaBoost.MH and K-LogitBoost keep them).", UserWarning, stacklevel=3)
                 X, indicator = X[~empty], indicator[~empty]
                 weight = None if weight is None else weight[~empty]
                 if X.shape[0] == 0:
@@ -316,7 +330,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             backend = vector_backend_class()(
                 codes, y_codes, weight, n_classes, n_bins=int(self._bin_mapper.n_bins_.max()),
                 missing_code=self._bin_mapper.missing_bin,
-                link={"klogitboost": "klogit", "adaboostmh": "exp"}.get(self.algorithm, "softmax"),
+                link=_link(self.algorithm, self.multilabel_),
                 labels=indicator if self.multilabel_ else None, n_threads=self._n_threads())
         else:
             backend = backend_class(device)(
@@ -554,11 +568,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def _as_proba(self, F: np.ndarray) -> np.ndarray:
         if getattr(self, "multilabel_", False) and self.algorithm == "adaboostmh":
             return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
+        if getattr(self, "multilabel_", False) and self.algorithm == "klogitboost":
+            return 0.5 * (1.0 + np.tanh(0.5 * F))  # each label's logistic link 1 / (1 + exp(-F))
         return softmax(F)[0]
 
     def _as_prediction(self, F: np.ndarray) -> np.ndarray:
         if getattr(self, "multilabel_", False):
-            if self.algorithm == "adaboostmh":
+            if self.algorithm in ("adaboostmh", "klogitboost"):  # the sign rule: (K-LogitBoost) p > 1/2
                 labels = F > 0
             else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
                 p = softmax(F)[0]
@@ -589,8 +605,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         Multi-label models (fitted on an indicator matrix), shape (n_samples, n_labels):
         AdaBoost.MH's per-label scores ``1 / (1 + exp(-2 f_l))`` in [0, 1] (the exponential
-        loss's logistic link; they do not sum to 1); the LogitBoost family's softmax, which
-        estimates paper 004's targets eta = 1/|S_i|.
+        loss's logistic link; they do not sum to 1); K-LogitBoost's per-label probabilities
+        ``1 / (1 + exp(-F_l))`` (each label its own logistic model); the softmax of AOSO, MART
+        and robust LogitBoost, which estimates paper 004's targets eta = 1/|S_i|.
         """
         return self._as_proba(self._scores(X))
 
@@ -603,10 +620,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Most probable class of each row (ties, to 1e-12 of the scores: the first class in
         ``classes_``).
 
-        Multi-label models: an indicator matrix (n_samples, n_labels): AdaBoost.MH's labels
-        whose score f_l is positive (its sign rule); the LogitBoost family's labels whose
-        probability is at least half the row's largest (p estimates eta = 1/|S_i|); and in
-        both, at least the top-ranked label of each row.
+        Multi-label models: an indicator matrix (n_samples, n_labels): AdaBoost.MH's and
+        K-LogitBoost's labels whose score is positive (AdaBoost.MH's sign rule; for
+        K-LogitBoost, probability above 1/2); the softmax family's labels whose probability
+        is at least half the row's largest (p estimates eta = 1/|S_i|); and in all, at least
+        the top-ranked label of each row.
         """
         return self._as_prediction(self._scores(X))
 

@@ -591,7 +591,8 @@ def test_kernels_compile_once_per_argument_types(tmp_path):
         model = BoostClassifier(n_estimators=3, n_jobs=2).fit(X, y)  # grow_tree's stages at two threads
         model.predict(X)
         Y = np.stack([y == 0, y == 1, y == 2, X[:, 3] > 0], axis=1).astype(int)  # CpuVectorBackend's kernels
-        for algorithm, target in (("adaboostmh", y), ("klogitboost", y), ("aoso", Y), ("adaboostmh", Y)):
+        for algorithm, target in (("adaboostmh", y), ("klogitboost", y), ("aoso", Y), ("adaboostmh", Y),
+                                  ("klogitboost", Y)):
             BoostClassifier(algorithm=algorithm, n_estimators=2, n_jobs=2).fit(X[:500], target[:500])
 
         def plain(t):
@@ -627,7 +628,8 @@ def test_kernels_compile_once_per_argument_types(tmp_path):
 @pytest.mark.parametrize("link, multilabel, weighted, k", [("exp", False, False, 4), ("exp", True, True, 4),
                                                             ("exp", False, True, 19), ("exp", True, False, 12),
                                                             ("exp", False, False, 130),
-                                                            ("klogit", False, True, 4), ("klogit", False, False, 9)])
+                                                            ("klogit", False, True, 4), ("klogit", False, False, 9),
+                                                            ("logistic", True, True, 4), ("logistic", True, False, 9)])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k, n_threads):
     # CpuVectorBackend (K-LogitBoost, AdaBoost.MH, multi-label) compiles the NumPy backend's
@@ -750,7 +752,8 @@ def test_numpy_sum_is_numpys():
 
 
 @pytest.mark.parametrize("algorithm, multilabel", [("adaboostmh", False), ("adaboostmh", True),
-                                                    ("klogitboost", False), ("aoso", True), ("mart", True)])
+                                                    ("klogitboost", False), ("aoso", True), ("mart", True),
+                                                    ("klogitboost", True)])
 def test_vector_algorithms_train_the_references_models(algorithm, multilabel, monkeypatch):
     # device="cpu" trains these with CpuVectorBackend: the same model as the NumPy reference
     from gpuboost import BoostClassifier

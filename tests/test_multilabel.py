@@ -1,4 +1,5 @@
-"""Multi-label learning (AdaBoost.MH) and the metrics of paper 004, against scikit-learn."""
+"""Multi-label learning (AdaBoost.MH, K-LogitBoost, paper 004's softmax family) and the metrics of
+paper 004, against scikit-learn."""
 
 from __future__ import annotations
 
@@ -102,6 +103,112 @@ def test_logitboost_targets_and_rows_without_labels():
     assert model.predict(X).shape == Y.shape
 
 
+# -- multi-label K-LogitBoost: a logistic model per label on shared vector trees ---------------
+def _naive_logistic_loss(F, Y):
+    p = 1.0 / (1.0 + np.exp(-F))
+    return -(Y * np.log(p) + (1 - Y) * np.log(1 - p)).sum(axis=1)
+
+
+def test_logistic_link_derivatives_by_finite_differences():
+    from gpuboost import losses
+
+    rng = np.random.default_rng(8)
+    F = rng.normal(scale=2.0, size=(30, 4))
+    Y = rng.random((30, 4)) < 0.4
+    w = rng.uniform(0.5, 2.0, size=30)
+    p, pc, g, h, total = losses.logistic_link(F, Y)
+    np.testing.assert_allclose(total, _naive_logistic_loss(F, Y).sum(), rtol=1e-13)
+    assert losses.logistic_link(F, Y, w)[4] == pytest.approx((w * _naive_logistic_loss(F, Y)).sum(), rel=1e-13)
+    np.testing.assert_allclose(p, 1.0 / (1.0 + np.exp(-F)), rtol=1e-14)
+    np.testing.assert_allclose(p + pc, 1.0, rtol=1e-15)
+    eps = 1e-4
+    for k in range(4):
+        step = np.zeros_like(F)
+        step[:, k] = eps
+        up, down, mid = _naive_logistic_loss(F + step, Y), _naive_logistic_loss(F - step, Y), _naive_logistic_loss(F, Y)
+        np.testing.assert_allclose(g[:, k], (up - down) / (2 * eps), atol=1e-7)
+        np.testing.assert_allclose(h[:, k], (up - 2 * mid + down) / eps**2, atol=1e-5)  # the diagonal Hessian
+        # the labels are independent: moving F_k changes no other label's derivative
+        other = (k + 1) % 4
+        np.testing.assert_allclose(losses.logistic_link(F + step, Y)[2][:, other], g[:, other], rtol=0, atol=0)
+
+
+def test_logistic_link_keeps_its_digits_at_large_scores():
+    from gpuboost import losses
+
+    F = np.array([[800.0, -800.0, 40.0, -40.0, 0.0]])
+    Y = np.array([[1, 0, 1, 0, 1]])
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # (exp(-800) underflows to 0: harmless)
+        p, pc, g, h, total = losses.logistic_link(F, Y)
+    assert np.isfinite(total) and total == pytest.approx(2 * np.log1p(np.exp(-40.0)) + np.log(2.0), rel=1e-15)
+    # the gradient of a well-predicted label is its tiny complement, not a rounded 0 = 1 - 1
+    assert g[0, 2] == pytest.approx(-np.exp(-40.0) / (1 + np.exp(-40.0)), rel=1e-14)
+    assert g[0, 3] == pytest.approx(np.exp(-40.0) / (1 + np.exp(-40.0)), rel=1e-14)
+    assert h[0, 2] > 0 and h[0, 0] == 0.0 and g[0, 4] == -0.5
+    assert losses.logistic_link(-F, Y)[4] > 1000  # wrong by 800: its loss, not inf
+
+
+def test_multilabel_klogitboost_tree_against_brute_force():
+    # one vector tree: the split with the largest sum over labels of eq (30)'s gain under the
+    # labels' own logistic derivatives, and every leaf the per-label Newton step -G_l / H_l
+    from gpuboost import losses
+    from gpuboost.backends.numpy import NumpyBackend
+    from gpuboost.grower import GrowerParams, TreeGrower
+
+    rng = np.random.default_rng(9)
+    n, L = 200, 3
+    codes = rng.integers(0, 10, size=(n, 2)).astype(np.uint8)
+    Y = np.stack([codes[:, 0] > 4, codes[:, 1] < 3, (codes[:, 0] + codes[:, 1]) % 3 == 0], axis=1)
+    F = rng.normal(scale=0.5, size=(n, L))
+    backend = NumpyBackend(codes, np.argmax(Y, axis=1), None, L, n_bins=10, missing_code=255, link="logistic",
+                           labels=Y)
+    backend.set_scores(F)
+    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: float(b), n)
+    tree, segments, leaf_ids = grower.grow()
+    p = 1.0 / (1.0 + np.exp(-F))
+    g, h = p - Y, p * (1 - p)
+    best = (-np.inf, None)
+    for f in range(2):
+        for b in range(10):
+            left = codes[:, f] <= b
+            if 0 < left.sum() < n:
+                gain = sum(losses.split_gain(g[left, k].sum(), h[left, k].sum(), g[~left, k].sum(), h[~left, k].sum(),
+                                             g[:, k].sum(), h[:, k].sum()) for k in range(L))
+                if gain > best[0] * (1 + 1e-10):
+                    best = (gain, (f, b))
+    assert (tree.feature[0], tree.bin[0]) == best[1]
+    for (start, stop), leaf in zip(segments, leaf_ids):
+        idx = backend.rows[start:stop]
+        np.testing.assert_allclose(tree.vector[leaf], -g[idx].sum(axis=0) / h[idx].sum(axis=0), rtol=1e-10)
+
+
+def test_multilabel_klogitboost_fits_predicts_and_saves(tmp_path):
+    X, Y, _ = _data(seed=10)
+    Y[:15] = 0  # rows without labels: every label negative, kept (no warning)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = BoostClassifier(algorithm="klogitboost", n_estimators=40, max_leaves=8).fit(X, Y)
+    F = model.decision_function(X)
+    # its own loss: the sum of the labels' logistic losses, falling from n L log 2 at F = 0
+    assert model.initial_loss_ == pytest.approx(Y.size * np.log(2.0), rel=1e-12)
+    np.testing.assert_allclose(model.train_loss_[-1], _naive_logistic_loss(F, Y).sum(), rtol=1e-10)
+    assert np.all(np.diff(model.train_loss_) < 0)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba, 1.0 / (1.0 + np.exp(-F)), rtol=1e-12)
+    pred = model.predict(X)
+    top = np.argmax(F, axis=1)
+    expected = (proba > 0.5).astype(int)
+    expected[np.arange(len(X)), top] = 1  # at least the top-ranked label
+    np.testing.assert_array_equal(pred, expected)
+    assert metrics.average_precision(Y[15:], F[15:]) > 0.9 and metrics.hamming_loss(Y, pred) < 0.15
+    model.save_model(tmp_path / "k.json")
+    again = load_model(tmp_path / "k.json")
+    np.testing.assert_array_equal(again.predict_proba(X), proba)
+    np.testing.assert_array_equal(again.predict(X), pred)
+
+
 def test_multilabel_y_for_another_algorithm_is_a_clear_error():
     X, Y, _ = _data()
     with pytest.raises(ValueError, match="multi-label learning is implemented for algorithm in"):
@@ -126,7 +233,7 @@ def _first_iterations(model, n_iterations):
     return kept
 
 
-@pytest.mark.parametrize("algorithm", ["adaboostmh", "aoso", "mart"])
+@pytest.mark.parametrize("algorithm", ["adaboostmh", "aoso", "mart", "klogitboost"])
 @pytest.mark.parametrize("n_labels", [2, 4])
 def test_each_stage_is_the_multilabel_model_of_that_many_iterations(algorithm, n_labels):
     X, Y, _ = _labelled(L=n_labels)

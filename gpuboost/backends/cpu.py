@@ -354,7 +354,7 @@ class CpuVectorBackend(NumpyBackend):
         summed (vector_histogram_rows) instead of gathered first."""
         hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
         single = self.link == "exp"
-        A, B = (self._WY, self._WY) if single else (self.g, self.p)
+        A, B = (self._WY, self._WY) if single else (self.g, self.h)
         weighted = not single and self._weighted  # AdaBoost.MH's weights are in W already
         with _threads(self.n_threads):
             for j, segment in enumerate(segments):

@@ -159,6 +159,12 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     )
 
 
+#: The links a backend computes p (and the gradients) with: the softmax (AOSO, the K-tree
+#: family), K-LogitBoost's exp(F - 1), AdaBoost.MH's exponential weights, and multi-label
+#: K-LogitBoost's per-label logistic function.
+LINKS = ("softmax", "klogit", "exp", "logistic")
+
+
 class NumpyBackend(Backend):
     """Reference implementation of every stage, in NumPy and float64."""
 
@@ -167,10 +173,13 @@ class NumpyBackend(Backend):
     def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1, link="softmax",
                  labels=None):
         """``labels``: a multi-label indicator matrix (n, K): AdaBoost.MH's label sets
-        (link "exp"), or the LogitBoost family's targets eta = 1/|S_i| (link "softmax")."""
+        (link "exp"), the LogitBoost family's targets eta = 1/|S_i| (link "softmax"), or
+        multi-label K-LogitBoost's per-label targets (link "logistic", which needs them)."""
         codes = np.asarray(codes)
-        if link not in ("softmax", "klogit", "exp"):
-            raise ValueError(f"link must be 'softmax', 'klogit' or 'exp', got {link!r}")
+        if link not in LINKS:
+            raise ValueError(f"link must be one of {LINKS}, got {link!r}")
+        if link == "logistic" and labels is None:
+            raise ValueError("link 'logistic' (multi-label K-LogitBoost) needs the label indicator matrix")
         self.link = link
         # Histograms are n_bins + 1 wide: the value bins in use, then the missing values.
         self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
@@ -181,6 +190,7 @@ class NumpyBackend(Backend):
         self.n_codes = int(n_bins) + 1
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
         self.eta = losses.label_targets(labels) if (link == "softmax" and labels is not None) else None
+        self.labels = np.asarray(labels, dtype=bool) if link == "logistic" else None
         if link == "exp" and labels is not None:  # AdaBoost.MH, multi-label: +1 for every label
             labels = np.asarray(labels, dtype=bool)  # of a row's set; uniform initial weights 1/(nL)
             self.Y = np.where(labels, 1.0, -1.0)
@@ -203,6 +213,10 @@ class NumpyBackend(Backend):
         if self.link == "klogit":  # K-LogitBoost's unnormalised link: p = exp(F - 1)
             self.p, self.g, loss = losses.klogit_link(F, self.y, self.weight)
             self.pc = 1.0 - self.p  # (for class_losses only; K-LogitBoost needs no complement)
+            self.h = self.p  # its Hessian diag(p)
+            return loss
+        if self.link == "logistic":  # multi-label K-LogitBoost: a logistic model per label
+            self.p, self.pc, self.g, self.h, loss = losses.logistic_link(F, self.labels, self.weight)
             return loss
         if self.eta is not None:  # multi-label targets (paper 004)
             self.p, self.pc, loss = losses.multilabel_loss(F, self.eta, self.weight)
@@ -214,7 +228,7 @@ class NumpyBackend(Backend):
     def _vector_channels(self, idx):
         if self.link == "exp":  # AdaBoost.MH: the class-wise edges W_il Y_il (row weights are in W)
             return self.W[idx] * self.Y[idx]
-        g, h = self.g[idx], self.p[idx]  # Hessian diag(p)
+        g, h = self.g[idx], self.h[idx]  # the diagonal Hessian
         w = self._weights(idx)
         if w is not None:
             g, h = g * w[:, None], h * w[:, None]
