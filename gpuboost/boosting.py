@@ -10,6 +10,7 @@ row partition, not by predicting the training set again). Training stops after
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,11 +26,21 @@ __all__ = ["BoostResult", "EvalSet", "boost"]
 
 @dataclass
 class EvalSet:
-    """Binned rows monitored during training: codes (n, n_features), labels 0..K-1 (n,)."""
+    """Binned rows monitored during training: codes (n, n_features), labels 0..K-1 (n,).
+
+    ``evaluate(F) -> (loss, errors)`` replaces the multi-class measures (the multinomial log
+    loss and the misclassified rows) where given: multi-label models bring their own.
+    """
 
     codes: np.ndarray
     y: np.ndarray
     weight: np.ndarray | None = None
+    evaluate: Callable[[np.ndarray], tuple[float, int]] | None = None
+
+    def measures(self, F: np.ndarray) -> tuple[float, int]:
+        if self.evaluate is not None:
+            return self.evaluate(F)
+        return multiclass_loss(F, self.y, self.weight), int(np.count_nonzero(predicted_class(F) != self.y))
 
 
 @dataclass
@@ -37,7 +48,7 @@ class BoostResult:
     trees: list[Tree]
     train_loss: np.ndarray  # after each iteration, shape (n_iterations,)
     eval_loss: list[np.ndarray] = field(default_factory=list)  # per eval set
-    eval_error: list[np.ndarray] = field(default_factory=list)  # misclassified rows
+    eval_error: list[np.ndarray] = field(default_factory=list)  # misclassified rows (multi-label: entries)
     initial_loss: float = 0.0
     fit_time: float = 0.0
     trial_trees: int = 0  # trees grown for rejected ABC base-class candidates
@@ -99,8 +110,9 @@ def boost(
     def monitor(iteration_trees: list[Tree]) -> None:
         for k, e in enumerate(eval_sets):
             backend.add_trees(eval_F[k], iteration_trees, e.codes, missing_code, learning_rate)
-            eval_loss[k].append(multiclass_loss(eval_F[k], e.y, e.weight))
-            eval_error[k].append(int(np.count_nonzero(predicted_class(eval_F[k]) != e.y)))
+            loss, errors = e.measures(eval_F[k])
+            eval_loss[k].append(loss)
+            eval_error[k].append(errors)
 
     def grow_iteration(F: np.ndarray, plan: list[GrowerParams], score: bool = False):
         """Grow the trees of one iteration from the current p, adding each to F in place.

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from . import _validation
+from . import _validation, losses
 from ._device import prediction_device, resolve_device
 from .backends import backend_class, vector_backend_class
 from .binning import BinMapper
@@ -133,6 +133,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Training loss after each iteration.
     eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
         Loss and number of misclassified rows on each ``eval_set`` after each iteration.
+        Multi-label models: the log loss of ``predict_proba``'s probability model (paper
+        004's -sum eta log p for the softmax family, the labels' binary log losses for
+        K-LogitBoost and AdaBoost.MH), and the number of wrong (row, label) entries of
+        ``predict``.
     fit_time_ : float
         Seconds spent in the boosting loop.
     """
@@ -208,7 +212,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             Rows of two classes at least need a weight > 0.
         eval_set : list of (X, y) pairs, default=None
             Monitored after every iteration (``eval_loss_``, ``eval_error_``); never used to
-            choose anything.
+            choose anything but the early stopping point. Multi-label models take indicator
+            matrices of the same labels.
         init_model : str, path-like or fitted BoostClassifier, default=None
             A model (or model file, such as a ``Checkpoint``) to continue: its trees are kept,
             its binning reused, and training goes on to ``n_estimators`` iterations in all.
@@ -281,8 +286,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                         f"{len(self.classes_)} classes); boosting needs rows of two classes with a weight > 0."
                     )
         if self.multilabel_:
-            if eval_set is not None or self.early_stopping_rounds is not None:
-                raise ValueError("eval_set and early stopping take single-label y only, for now.")
             if device == "cuda":  # multi-label learning runs on the NumPy reference backend
                 if self.device == "cuda":
                     raise ValueError("multi-label learning runs on the CPU in this version; use device='cpu' or 'auto'.")
@@ -484,6 +487,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def _eval_set(self, X, y) -> EvalSet:
         X = self._check_X(X, reset=False)
+        if self.multilabel_:
+            return self._multilabel_eval_set(X, y)
         y = _validation._labels_1d(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {y.shape[0]}.")
@@ -491,6 +496,37 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if unknown.size:
             raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
         return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.searchsorted(self.classes_, y))
+
+    def _multilabel_eval_set(self, X, y) -> EvalSet:
+        """An eval set of a multi-label model: its loss is the log loss of ``predict_proba``'s
+        probability model, its errors the wrong (row, label) entries of ``predict``."""
+        n_labels = len(self.classes_)
+        expected = f"eval_set: this model is multi-label ({n_labels} labels): y must be an (n_samples, {n_labels}) " \
+                   "indicator matrix of 0 and 1"
+        y = _validation.host_labels(y)
+        if getattr(y, "ndim", np.ndim(y)) != 2:
+            raise ValueError(f"{expected}, got shape {np.shape(y)}.")
+        Y = _validation.label_indicator(y, self.algorithm) if np.shape(y)[1] >= 2 else None
+        if Y is None or Y.shape[1] != n_labels:
+            raise ValueError(f"{expected}, got shape {np.shape(y)}.")
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {Y.shape[0]}.")
+        if self.algorithm == "adaboostmh":  # predict_proba is 1 / (1 + exp(-2f)) per label
+            def loss(F):
+                return losses.logistic_link(2.0 * F, Y)[4]
+        elif self.algorithm == "klogitboost":
+            def loss(F):
+                return losses.logistic_link(F, Y)[4]
+        else:  # paper 004's loss; a row without labels has no target (as in training)
+            eta = Y / np.maximum(Y.sum(axis=1, keepdims=True), 1)
+
+            def loss(F):
+                return losses.multilabel_loss(F, eta)[2]
+
+        def evaluate(F):
+            return loss(F), int(np.count_nonzero(self._as_prediction(F) != Y))
+
+        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.argmax(Y, axis=1), evaluate=evaluate)
 
     def feature_importance(self, importance_type: str = "gain") -> np.ndarray:
         """Per-feature importance, shape (n_features_in_,).

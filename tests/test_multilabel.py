@@ -285,3 +285,47 @@ def test_an_indicator_as_a_list_or_a_sparse_matrix():
     assert list(weighted.classes_) == [0, 1, 2]
     np.testing.assert_array_equal(weighted.decision_function(X), BoostClassifier(**params).fit(
         X[10:], Y[10:]).decision_function(X))  # zero-weight rows: as if they were not there
+
+
+@pytest.mark.parametrize("algorithm", ["klogitboost", "adaboostmh", "aoso", "mart"])
+def test_multilabel_eval_set_and_early_stopping(algorithm):
+    from gpuboost import losses
+
+    X, Y, _ = _labelled(n=300, L=3, seed=12)
+    Y[-5:] = 0  # held-out rows without labels: no target for the softmax family, still scored
+    train, held = slice(0, 200), slice(200, None)
+    model = BoostClassifier(algorithm=algorithm, n_estimators=12, max_leaves=6, device="cpu")
+    if algorithm in ("aoso", "mart"):
+        model.fit(X[train], Y[train], eval_set=[(X[held], Y[held])])
+    else:
+        model.fit(X[train], Y[train], eval_set=[(X[held], Y[held].tolist())])
+    assert len(model.eval_loss_[0]) == len(model.eval_error_[0]) == model.n_estimators_ == 12
+    Yh = Y[held]
+    for k, (F, labels) in enumerate(zip(model.staged_decision_function(X[held]), model.staged_predict(X[held]))):
+        assert model.eval_error_[0][k] == np.sum(labels != Yh)  # wrong (row, label) entries of predict
+        if algorithm == "adaboostmh":
+            p = model._as_proba(F)  # the log loss of predict_proba's per-label probabilities
+            want = -np.sum(Yh * np.log(p) + (1 - Yh) * np.log(1 - p))
+        elif algorithm == "klogitboost":
+            p = 1.0 / (1.0 + np.exp(-F))
+            want = -np.sum(Yh * np.log(p) + (1 - Yh) * np.log(1 - p))
+        else:  # paper 004's loss; the rows without labels add nothing
+            eta = losses.label_targets(Yh[:-5])
+            want = -np.sum(eta * np.log(losses.softmax(F)[0][:-5]))
+        assert model.eval_loss_[0][k] == pytest.approx(want, rel=1e-9)
+    stopped = BoostClassifier(algorithm=algorithm, n_estimators=400, max_leaves=6, learning_rate=0.5,
+                              early_stopping_rounds=5, device="cpu").fit(X[train], Y[train], eval_set=[(X[held], Yh)])
+    best = int(np.argmin(stopped.eval_loss_[0]))
+    assert stopped.n_estimators_ == best + 1 < 400 and stopped.best_iteration_ == best
+
+
+def test_multilabel_eval_set_must_be_an_indicator_of_the_same_labels():
+    X, Y, _ = _labelled(n=100, L=3, seed=13)
+    model = BoostClassifier(algorithm="klogitboost", n_estimators=2, max_leaves=4)
+    for bad, message in ((Y[:, 0], r"indicator matrix of 0 and 1, got shape \(100,\)"),
+                         (Y[:, :2], r"\(n_samples, 3\) indicator matrix of 0 and 1, got shape \(100, 2\)"),
+                         (Y[:50], "X has 100 rows but y has 50")):
+        with pytest.raises(ValueError, match=message):
+            model.fit(X, Y, eval_set=[(X, bad)])
+    with pytest.raises(ValueError, match="indicator matrix of 0 and 1"):
+        model.fit(X, Y, eval_set=[(X, 2 * Y)])
