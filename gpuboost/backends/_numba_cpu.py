@@ -1516,14 +1516,16 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, single, hist, n_blocks)
     """vector_histogram of the channel values the NumPy reference's _vector_channels would pass
     for the rows idx, read from the rows themselves (no gathered copy): single (AdaBoost.MH)
     the K channels A (W Y, as set_scores computes it); else (K-LogitBoost) the 2K channels A
-    then B (g then p), each times w[i] where weighted. The same values, summed in the same
-    order: the same hist."""
+    then B (g then the Hessian h), each times w[i] where weighted. The same values, summed in
+    the same order: the same hist. hist need not be zero on entry: each thread zeroes its
+    features' part first (in parallel, and in its own cache)."""
     D = codes.shape[1]
     K = A.shape[1]
     C = K if single else 2 * K
     for block in prange(n_blocks):
         f_lo = np.int64(block) * D // n_blocks
         f_hi = (np.int64(block) + 1) * D // n_blocks
+        hist[f_lo:f_hi] = 0.0
         values = np.empty(C)
         for j in range(idx.shape[0]):
             i = idx[j]
@@ -1740,16 +1742,17 @@ def _numpy_sum(a, lo, n):
 
 
 @njit(cache=True)
-def _vector_gain(mode, L, R, sums, K, parent, terms):
-    """The gain of one candidate (side sums L, R; node sums sums) as the reference's gain
-    functions compute it, the same operations in the same order; parent: the node's own term
-    (see vector_best_split). terms: scratch of length K."""
+def _vector_gain(mode, L, R, K, parent, node_terms, terms):
+    """The gain of one candidate (side sums L, R) as the reference's gain functions compute it,
+    the same operations in the same order; the node's own terms, which every candidate shares,
+    computed once by vector_best_split: parent (AdaBoost.MH's gains), node_terms[k] (eq (30)'s
+    G_k^2 / 2 H_k of class k, K-LogitBoost's). terms: scratch of length K."""
     if mode == VECTOR_GAIN:  # sum over classes of eq (30), class by class
         total = 0.0
         for k in range(K):
             left = L[k] * L[k] / (2.0 * _hguard(L[K + k]))
             right = R[k] * R[k] / (2.0 * _hguard(R[K + k]))
-            p = sums[k] * sums[k] / (2.0 * _hguard(sums[K + k]))
+            p = node_terms[k]
             gain = left + right - p
             total = total + (gain if gain > GAIN_NOISE * (left + right + p) else 0.0)
         return total
@@ -1770,7 +1773,7 @@ def _vector_gain(mode, L, R, sums, K, parent, terms):
 
 
 @njit(cache=True)
-def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, sums, K, parent, prefix, suffix, cand_gain,
+def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, K, parent, node_terms, prefix, suffix, cand_gain,
                        cand_at, m):
     """vector_best_split's candidates of the features f_lo..f_hi - 1, stored from cand_gain[m]
     on. Returns (the end of the stored candidates, their largest gain)."""
@@ -1806,7 +1809,7 @@ def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, sums, K, parent
                 for c in range(C):
                     L[c] = prefix[b, c]
                     R[c] = suffix[b, c] + hist[f, nb, c]
-                gain = _vector_gain(mode, L, R, sums, K, parent, terms)
+                gain = _vector_gain(mode, L, R, K, parent, node_terms, terms)
             cand_gain[m] = gain
             cand_at[m] = (f * nb + b) * 2
             m += 1
@@ -1819,7 +1822,7 @@ def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, sums, K, parent
                 for c in range(C):
                     L[c] = prefix[b, c] + hist[f, nb, c]
                     R[c] = suffix[b, c]
-                gain = _vector_gain(mode, L, R, sums, K, parent, terms)
+                gain = _vector_gain(mode, L, R, K, parent, node_terms, terms)
             cand_gain[m] = gain
             cand_at[m] = (f * nb + b) * 2 + 1
             m += 1
@@ -1852,19 +1855,22 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
         sums[c] = t
     n = sums[C - 1]
     parent = 0.0
+    node_terms = np.empty(K)
     if mode != VECTOR_GAIN:
-        terms = np.empty(K)
         for k in range(K):
-            terms[k] = abs(sums[k])
-        parent = _numpy_sum(terms, ZERO, K)
+            node_terms[k] = abs(sums[k])
+        parent = _numpy_sum(node_terms, ZERO, K)
+    else:  # eq (30)'s parent term of every class, the reference's operations
+        for k in range(K):
+            node_terms[k] = sums[k] * sums[k] / (2.0 * _hguard(sums[K + k]))
     ends = np.empty(n_blocks, np.int64)
     tops = np.empty(n_blocks)
     for block in prange(n_blocks):
         block = np.int64(block)
         f_lo = block * D // n_blocks
         f_hi = (block + 1) * D // n_blocks
-        ends[block], tops[block] = _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, sums, K, parent,
-                                                      prefix[block], suffix[block], cand_gain, cand_at,
+        ends[block], tops[block] = _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, K, parent,
+                                                      node_terms, prefix[block], suffix[block], cand_gain, cand_at,
                                                       2 * f_lo * nb)
     top = -np.inf
     for block in range(n_blocks):

@@ -352,7 +352,7 @@ class CpuVectorBackend(NumpyBackend):
     def vector_histograms(self, segments):
         """The reference's vector histograms, each row's channel values computed where it is
         summed (vector_histogram_rows) instead of gathered first."""
-        hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
+        hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))  # zeroed there
         single = self.link == "exp"
         A, B = (self._WY, self._WY) if single else (self.g, self.h)
         weighted = not single and self._weighted  # AdaBoost.MH's weights are in W already
