@@ -682,6 +682,24 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     assert not np.array_equal(F_ref, F)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_vector_histogram_kernel_zeroes_what_it_fills(n_threads):
+    # vector_histograms hands the kernel an uninitialised array; each thread zeroes its features
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(14)
+    n, d, k, n_bins = 300, 7, 3, 6
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    labels = rng.random((n, k)) < 0.5
+    ref = NumpyBackend(codes, labels.argmax(axis=1), None, k, n_bins=n_bins, missing_code=255, link="logistic",
+                       labels=labels)
+    ref.set_scores(rng.normal(size=(n, k)))
+    hist = np.full((d, n_bins + 1, 2 * k + 1), np.nan)
+    idx = np.arange(40, 260, dtype=np.int64)
+    kernels.vector_histogram_rows(ref.codes, idx, ref.g, ref.h, np.ones(1), False, False, hist, n_threads)
+    np.testing.assert_array_equal(hist, ref.vector_histograms(np.array([[40, 260]]))[0])
+
+
 def _multilabel_backends(rng, n, d, k, n_bins, weighted, label_rate, missing_rate):
     """The NumPy reference and CpuVectorBackend (two threads) on the same random multi-label
     data: every row has a label; weights in [0.2, 3] where weighted."""
