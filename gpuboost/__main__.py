@@ -8,7 +8,12 @@
     gpuboost demo                       # generated poker hands, no download
 
 DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz file (see
-``gpuboost.datasets.load_data``). Every estimator parameter except ``callbacks``, ``warm_start``
+``gpuboost.datasets.load_data``): ``train`` reads an .npz file's X_train and y_train, ``--eval``,
+``evaluate`` and ``predict`` its X_test and y_test (``--split``, ``--eval-split``). Multi-label
+data (a LibSVM file with label sets, ``0,3 1:0.5 ...``, or an .npz file with an indicator matrix
+Y) trains a multi-label model; ``evaluate`` then reports the Hamming loss, one-error, coverage
+and average precision, and ``predict`` writes a 0/1 column per label. Every estimator parameter
+except ``callbacks``, ``warm_start``
 and ``random_state`` is a flag of ``train``. Exit status:
 0 on success, 1 when the input or a file is wrong (the message says what), 2 for a command-line
 usage error.
@@ -39,27 +44,36 @@ def _add_estimator_flags(parser) -> None:
                             help=f"(default: {default})")
 
 
-def _load(path, label_column, n_features=None, zero_based="auto"):
-    """(X, y, zero_based): a LibSVM file read with n_features columns (a model's, or the training
-    file's) and the base the file was read with, for the files read with it ("auto" if none)."""
+def _load(path, label_column, split, n_features=None, zero_based="auto", n_labels=None):
+    """(X, y, zero_based): a LibSVM file read with n_features columns and n_labels labels (a
+    model's, or the training file's) and the base the file was read with, for the files read
+    with it ("auto" if none); an .npz file's split ("train": X_train and y_train)."""
     from .datasets import _load_data
 
-    return _load_data(path, label_column=label_column, n_features=n_features, zero_based=zero_based)
+    return _load_data(path, label_column=label_column, split=split, n_features=n_features, zero_based=zero_based,
+                      n_labels=n_labels)
+
+
+def _n_labels(y):
+    """A multi-label y's number of labels (an indicator matrix's columns), else None."""
+    return y.shape[1] if np.ndim(y) == 2 and np.shape(y)[1] > 1 else None
 
 
 def _train(args) -> int:
     from . import BoostClassifier
 
-    X, y, zero_based = _load(args.data, args.label_column)
+    X, y, zero_based = _load(args.data, args.label_column, args.split)
     params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
     eval_set = None
     if args.eval:
         # the training file's width and base: a test file's rows may lack the last features, and
         # one that happens not to use feature 0 of a 0-based training set is still read 0-based
-        eval_set = [_load(args.eval, args.label_column, n_features=X.shape[1], zero_based=zero_based)[:2]]
+        eval_set = [_load(args.eval, args.label_column, args.eval_split, n_features=X.shape[1], zero_based=zero_based,
+                          n_labels=_n_labels(y))[:2]]
     model = BoostClassifier(**params)
-    print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, "
-          f"{len(np.unique(y))} classes", flush=True)
+    kind = f"{y.shape[1]} labels (multi-label)" if _n_labels(y) else f"{len(np.unique(y))} classes"
+    print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, {kind}",
+          flush=True)
     started = time.perf_counter()
     model.fit(X, y, eval_set=eval_set)
     seconds = time.perf_counter() - started
@@ -74,7 +88,10 @@ def _train(args) -> int:
     if eval_set:
         X_eval, y_eval = eval_set[0]
         errors = model.eval_error_[0][-1] if model.n_estimators_ else int(np.sum(model.predict(X_eval) != y_eval))
-        line += f"; {args.eval}: {errors} errors of {len(y_eval)}"
+        if model.multilabel_:
+            line += f"; {args.eval}: {errors} of {y_eval.size} (row, label) entries wrong"
+        else:
+            line += f"; {args.eval}: {errors} errors of {len(y_eval)}"
     print(line)
     print(f"model saved to {args.output}")
     return 0
@@ -91,7 +108,8 @@ def _predict(args) -> int:
 
         X = load_features(args.data)
     else:
-        X, _, _ = _load(args.data, args.label_column, n_features=model.n_features_in_)
+        X, _, _ = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
+                        n_labels=_model_labels(model))
     out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
     try:
         # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
@@ -100,6 +118,9 @@ def _predict(args) -> int:
             proba = model.predict_proba(X)
             writer.writerow([str(c) for c in model.classes_])
             writer.writerows([repr(float(v)) for v in row] for row in proba)
+        elif model.multilabel_:  # the indicator matrix: a 0/1 column per label id
+            writer.writerow([str(c) for c in model.classes_])
+            writer.writerows([str(int(v)) for v in row] for row in model.predict(X))
         else:
             writer.writerow(["label"])
             writer.writerows([str(label)] for label in model.predict(X))
@@ -115,7 +136,10 @@ def _evaluate(args) -> int:
     from . import load_model
 
     model = load_model(args.model)
-    X, y, _ = _load(args.data, args.label_column, n_features=model.n_features_in_)
+    X, y, _ = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
+                    n_labels=_model_labels(model))
+    if model.multilabel_:
+        return _evaluate_label_sets(args.data, model, X, y)
     predicted = model.predict(X)
     errors = int(np.sum(predicted != y))
     print(f"{args.data}: {len(y)} rows; {errors} errors ({100 * errors / len(y):.2f}%), "
@@ -129,6 +153,25 @@ def _evaluate(args) -> int:
     print(" " * width + "".join(f"{str(c):>{width}}" for c in model.classes_))
     for c, row in zip(model.classes_, matrix):
         print(f"{str(c):>{width}}" + "".join(f"{v:>{width}d}" for v in row))
+    return 0
+
+
+def _model_labels(model):
+    """A multi-label model's number of labels (its files are read as indicator matrices of
+    them), else None."""
+    return len(model.classes_) if getattr(model, "multilabel_", False) else None
+
+
+def _evaluate_label_sets(path, model, X, Y) -> int:
+    from . import metrics
+
+    scores = model.decision_function(X)
+    predicted = model.predict(X)
+    wrong = int(np.sum(predicted != Y))
+    print(f"{path}: {len(Y)} rows, {Y.shape[1]} labels (multi-label); Hamming loss {wrong / Y.size:.4f} "
+          f"({wrong} of {Y.size} (row, label) entries wrong)")
+    print(f"one-error {metrics.one_error(Y, scores):.4f}, coverage {metrics.coverage(Y, scores):.4f} (from 0), "
+          f"average precision {metrics.average_precision(Y, scores):.4f}")
     return 0
 
 
@@ -223,6 +266,8 @@ def main(argv=None) -> int:
     train.add_argument("data", help="training data: .libsvm/.svm/.txt, .csv or .npz")
     train.add_argument("-o", "--output", required=True, help="model file to write (JSON)")
     train.add_argument("--eval", help="a labelled data file to report test errors on after every iteration")
+    train.add_argument("--split", default="train", help=".npz DATA: the arrays X_SPLIT, y_SPLIT (default: train)")
+    train.add_argument("--eval-split", default="test", help=".npz --eval file: its split (default: test)")
     train.add_argument("--label-column", help="CSV: the label column's name or index (default: label/class/target/y, else the last)")
     _add_estimator_flags(train)
 
@@ -233,11 +278,13 @@ def main(argv=None) -> int:
     predict.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     predict.add_argument("--label-column", help="CSV: the label column (ignored for prediction)")
     predict.add_argument("--unlabelled", action="store_true", help="the CSV has feature columns only")
+    predict.add_argument("--split", default="test", help=".npz DATA: the arrays X_SPLIT, y_SPLIT (default: test)")
 
     evaluate = commands.add_parser("evaluate", help="errors, log loss and confusion matrix of a model on labelled data")
     evaluate.add_argument("model")
     evaluate.add_argument("data")
     evaluate.add_argument("--label-column")
+    evaluate.add_argument("--split", default="test", help=".npz DATA: the arrays X_SPLIT, y_SPLIT (default: test)")
 
     plot = commands.add_parser("plot", help="plot saved models' training loss against trees, or feature importance (PNG)")
     plot.add_argument("models", nargs="+", help="model files")

@@ -87,8 +87,12 @@ def make_poker_hands(
     return X, poker_hand_rank(X)
 
 
-def load_data(source, label_column=None, split: str = "train", n_features=None, zero_based="auto"):
+def load_data(source, label_column=None, split: str = "train", n_features=None, zero_based="auto",
+              n_labels=None):
     """Labelled data from a file or from arrays: (X, y), X float64 (NaN for missing values).
+
+    y is one label per row, or, for multi-label data, an (n, L) indicator matrix of 0 and 1
+    (what ``BoostClassifier.fit`` takes for multi-label learning).
 
     ``source`` is a path, or a pair (X, y) of arrays: NumPy, pandas, scipy.sparse (an absent
     entry is the value 0) or CuPy (copied to the host once). A file is read by its extension:
@@ -102,16 +106,21 @@ def load_data(source, label_column=None, split: str = "train", n_features=None, 
       with its training file's width and base: on its own, a test file of a 0-based training
       set that does not happen to use feature 0 would read 1-based, every value one feature
       to the left. Both are for LibSVM files only: a CSV or .npz file has its own width.
+      Multi-label LibSVM files (the LIBSVM collection's format: ``0,3 1:0.5 ...``, the labels
+      of a row separated by commas, none for an empty set) give the indicator matrix of the
+      label ids 0 .. L-1, L the largest id + 1 or ``n_labels`` (a model's or training file's
+      number of labels; then a single-label file is read as one label per row of L).
     - ``.csv``: comma-separated numbers, with or without a header line; the label is the
       column ``label_column`` (a name or an index; default: a column named "label", "class",
       "target" or "y" if the header has one, else the last column). Empty fields are missing.
     - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
-      ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files.
+      ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files; ``Y`` in place
+      of ``y`` is a multi-label indicator matrix (as in ``yeast.npz``).
     """
-    return _load_data(source, label_column, split, n_features, zero_based)[:2]
+    return _load_data(source, label_column, split, n_features, zero_based, n_labels)[:2]
 
 
-def _load_data(source, label_column=None, split="train", n_features=None, zero_based="auto"):
+def _load_data(source, label_column=None, split="train", n_features=None, zero_based="auto", n_labels=None):
     """``load_data``'s (X, y), and the base a LibSVM file was read with (else "auto"), for the
     files read with it (the command line's ``train --eval``)."""
     import os
@@ -126,22 +135,24 @@ def _load_data(source, label_column=None, split="train", n_features=None, zero_b
     path = os.fspath(source)
     ext = os.path.splitext(path)[1].lower()
     if ext in (".libsvm", ".svm", ".svmlight", ".txt"):
-        return _load_svmlight(path, n_features, zero_based)
+        return _load_svmlight(path, n_features, zero_based, n_labels)
     if ext == ".npz":
         with np.load(path, allow_pickle=False) as data:
-            for X_key, y_key in (("X", "y"), (f"X_{split}", f"y_{split}")):
+            for X_key, y_key in (("X", "y"), ("X", "Y"), (f"X_{split}", f"y_{split}"), (f"X_{split}", f"Y_{split}")):
                 if X_key in data and y_key in data:
                     return data[X_key].astype(np.float64), data[y_key], "auto"
-            raise ValueError(f"{path} has no arrays X and y (or X_{split} and y_{split}); it has {list(data)}.")
+            raise ValueError(f"{path} has no arrays X and y (or X_{split} and y_{split}; Y for multi-label data); "
+                             f"it has {list(data)}.")
     if ext == ".csv":
         return (*_load_csv(path, label_column), "auto")
     raise ValueError(f"{path}: unknown data format {ext!r}; use .libsvm/.svm/.txt (LibSVM), .csv or .npz.")
 
 
-def _load_svmlight(path, n_features=None, zero_based="auto"):
+def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None):
     """(X, y, zero_based) of a LibSVM file; zero_based as decided ("auto" when the file has no
     entry to tell by). The indices are read as written and the base applied here, so that a
-    file read with a given base or width is checked against them with a message that says so."""
+    file read with a given base or width is checked against them with a message that says so.
+    y is an indicator matrix for a multi-label file, or where n_labels is given."""
     import scipy.sparse
     from sklearn.datasets import load_svmlight_file
 
@@ -149,7 +160,10 @@ def _load_svmlight(path, n_features=None, zero_based="auto"):
         raise ValueError(f'zero_based must be True, False or "auto", got {zero_based!r}.')
     if zero_based != "auto":
         zero_based = bool(zero_based)
-    raw, y = load_svmlight_file(path, zero_based=True)  # indices as written
+    multilabel = _has_label_sets(path)
+    raw, y = load_svmlight_file(path, zero_based=True, multilabel=multilabel)  # indices as written
+    if multilabel or n_labels is not None:
+        y = _label_sets(path, [tuple(v) for v in y] if multilabel else [(v,) for v in y], n_labels)
     raw = scipy.sparse.csr_matrix(raw)
     indices = raw.indices
     if zero_based == "auto" and indices.size:
@@ -168,7 +182,41 @@ def _load_svmlight(path, n_features=None, zero_based="auto"):
                 "(an absent entry is 0), but not have more.")
         width = int(n_features)
     X = scipy.sparse.csr_matrix((raw.data, indices - offset, raw.indptr), shape=(raw.shape[0], width))
-    return X.toarray(), _labels(y), zero_based
+    return X.toarray(), (y if y.ndim == 2 else _labels(y)), zero_based
+
+
+def _has_label_sets(path) -> bool:
+    """Whether a LibSVM file is multi-label: a row's label field holds a comma, or is empty
+    (the line starts with a feature, ``index:value``)."""
+    with open(path, "rb") as f:
+        for line in f:
+            line = line.split(b"#", 1)[0]
+            if not line.strip():
+                continue
+            first = line.split(None, 1)[0]
+            if b"," in first or b":" in first:
+                return True
+    return False
+
+
+def _label_sets(path, sets, n_labels=None) -> np.ndarray:
+    """The (n, L) 0/1 indicator matrix of label sets (tuples of label ids, as floats), L the
+    largest id + 1 or n_labels."""
+    ids = [int(v) for labels in sets for v in labels if v == int(v) and v >= 0]
+    if len(ids) != sum(len(labels) for labels in sets):
+        bad = next(v for labels in sets for v in labels if not (v == int(v) and v >= 0))
+        raise ValueError(f"{path}: a multi-label file's labels must be label ids 0, 1, 2, ...; it has {bad!r}.")
+    width = max(ids, default=-1) + 1
+    if n_labels is not None:
+        if width > n_labels:
+            raise ValueError(f"{path} has label id {width - 1}, but the model or training file it goes with has "
+                             f"{n_labels} labels (ids 0 .. {n_labels - 1}).")
+        width = int(n_labels)
+    Y = np.zeros((len(sets), width), dtype=np.int64)
+    for i, labels in enumerate(sets):
+        for v in labels:
+            Y[i, int(v)] = 1
+    return Y
 
 
 def _labels(y: np.ndarray) -> np.ndarray:

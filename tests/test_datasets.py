@@ -99,3 +99,19 @@ def test_ragged_or_header_only_csv(tmp_path, load):
     (tmp_path / "header.csv").write_text("f1,f2,label\n")
     with pytest.raises(ValueError, match="header.csv has no data rows"):
         load(tmp_path / "header.csv")
+
+
+def test_multilabel_libsvm_and_npz(tmp_path):
+    (tmp_path / "m.svm").write_text("0,2 1:0.5 2:1\n 1:0.2 2:3\n2 1:0.1\n1,0 2:4  # a comment\n")
+    X, Y = load_data(tmp_path / "m.svm")
+    np.testing.assert_array_equal(Y, [[1, 0, 1], [0, 0, 0], [0, 0, 1], [1, 1, 0]])  # an empty set on row 2
+    np.testing.assert_array_equal(X, [[0.5, 1], [0.2, 3], [0.1, 0], [0, 4]])
+    assert load_data(tmp_path / "m.svm", n_labels=5)[1].shape == (4, 5)
+    (tmp_path / "s.svm").write_text("2 1:0.5\n0 1:0.2\n")  # one label a row, read against a 4-label model
+    np.testing.assert_array_equal(load_data(tmp_path / "s.svm", n_labels=4)[1], [[0, 0, 1, 0], [1, 0, 0, 0]])
+    (tmp_path / "b.svm").write_text("0,1.5 1:0.5\n")
+    with pytest.raises(ValueError, match="labels must be label ids 0, 1, 2, ...; it has 1.5"):
+        load_data(tmp_path / "b.svm")
+    Yn = np.eye(3, dtype=np.uint8)[[0, 1, 2, 1]]
+    np.savez(tmp_path / "m.npz", X_test=np.ones((4, 2)), Y_test=Yn)
+    np.testing.assert_array_equal(load_data(tmp_path / "m.npz", split="test")[1], Yn)

@@ -239,3 +239,67 @@ def test_empty_csv_label_in_training_file(tmp_path):
     result = run("train", str(data), "-o", str(tmp_path / "e.json"), "--n-estimators", "2")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "line 4: y has 1 missing labels (NaN or None), at rows [2]" in result.stderr
+
+
+@pytest.fixture
+def label_set_files(tmp_path):
+    """Multi-label LibSVM files (label sets, comma-separated; an empty set on some rows); the
+    test file's rows never hold the last label."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(240, 4))
+    Y = (X[:, :3] + 0.3 * rng.normal(size=(240, 3)) > 0).astype(int)
+    Y[180:, 2] = 0
+    paths = tmp_path / "ml-train.svm", tmp_path / "ml-test.svm"
+    for path, rows in zip(paths, (slice(0, 180), slice(180, None))):
+        path.write_text("".join(",".join(map(str, np.flatnonzero(y))) + " "
+                                + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(x)) + "\n"
+                                for x, y in zip(X[rows], Y[rows])))
+    return paths, X, Y
+
+
+def test_multilabel_libsvm_files_train_evaluate_and_predict(label_set_files, tmp_path, capsys):
+    from gpuboost import load_model, metrics
+
+    (train, test), X, Y = label_set_files
+    model_path = tmp_path / "ml.json"
+    assert main(["train", str(train), "-o", str(model_path), "--algorithm", "klogitboost", "--n-estimators", "20",
+                 "--max-leaves", "6", "--eval", str(test)]) == 0
+    out = capsys.readouterr().out
+    assert "3 labels (multi-label)" in out and "(row, label) entries wrong" in out
+    model = load_model(model_path)
+    assert model.multilabel_ and list(model.classes_) == [0, 1, 2]
+    Xt, Yt = load_data(test, n_labels=3)  # the test file alone has labels 0 and 1 only
+    np.testing.assert_array_equal(Yt, Y[180:])
+    assert main(["evaluate", str(model_path), str(test)]) == 0
+    out = capsys.readouterr().out
+    wrong = int(np.sum(model.predict(Xt) != Yt))
+    assert f"Hamming loss {wrong / Yt.size:.4f} ({wrong} of {Yt.size}" in out
+    assert f"average precision {metrics.average_precision(Yt, model.decision_function(Xt)):.4f}" in out
+    assert main(["predict", str(model_path), str(test)]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "0,1,2" and len(rows) == 61
+    np.testing.assert_array_equal(np.array([r.split(",") for r in rows[1:]], dtype=int), model.predict(Xt))
+
+
+def test_multilabel_file_with_a_label_the_model_lacks(label_set_files, tmp_path, capsys):
+    (train, test), _, _ = label_set_files
+    assert main(["train", str(train), "-o", str(tmp_path / "m.json"), "--algorithm", "adaboostmh",
+                 "--n-estimators", "2"]) == 0
+    (tmp_path / "bad.svm").write_text("0,5 1:0.5\n")
+    assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "bad.svm")]) == 1
+    assert "has label id 5, but the model or training file it goes with has 3 labels" in capsys.readouterr().err
+
+
+def test_npz_splits(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    np.savez(tmp_path / "d.npz", X_train=X[:150], y_train=y[:150], X_test=X[150:], y_test=y[150:])
+    model = tmp_path / "m.json"
+    assert main(["train", str(tmp_path / "d.npz"), "-o", str(model), "--n-estimators", "3",
+                 "--eval", str(tmp_path / "d.npz")]) == 0
+    assert "150 rows" in capsys.readouterr().out
+    assert main(["evaluate", str(model), str(tmp_path / "d.npz")]) == 0  # the test split by default
+    assert "50 rows" in capsys.readouterr().out
+    assert main(["evaluate", str(model), str(tmp_path / "d.npz"), "--split", "train"]) == 0
+    assert "150 rows" in capsys.readouterr().out
