@@ -94,6 +94,8 @@ def _params(estimator) -> dict:
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
     params["callbacks"] = None  # code, not data: never saved
+    # what the trees were trained with, should set_params have changed the parameters since
+    params.update(getattr(estimator, "_trained_with", {}))
     return params
 
 

@@ -327,6 +327,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         del X  # the codes are what training reads (on the GPU, X's device copy is freed here)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
 
+        # what the trees are trained with: prediction reads these, not the parameters, which
+        # set_params may change after the fit (a failed fit restores the previous ones)
+        self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate}
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -403,7 +406,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.n_trial_trees_ = result.trial_trees
         if self.algorithm == "adaboostmh":
             self.train_hamming_loss_ = result.train_hamming
-        self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate}
         self.trees_ = result.trees
         self.train_loss_ = result.train_loss
         self.initial_loss_ = result.initial_loss
@@ -551,9 +553,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         total = importance.sum()
         return importance / total if total > 0 else importance
 
+    def _fitted(self, name: str):
+        """The algorithm or learning rate the trees were trained with (``set_params`` after a
+        fit changes the parameter, not the model)."""
+        return getattr(self, "_trained_with", {}).get(name, getattr(self, name))
+
     def _truncate(self, n_iterations: int) -> None:
         """Keep the first ``n_iterations`` iterations' trees (early stopping's best model)."""
-        per = trees_per_iteration(self.algorithm, len(self.classes_))
+        per = trees_per_iteration(self._fitted("algorithm"), len(self.classes_))
         self.trees_ = self.trees_[: n_iterations * per]
         self.train_loss_ = self.train_loss_[:n_iterations]
         self.eval_loss_ = [v[:n_iterations] for v in self.eval_loss_]
@@ -582,17 +589,17 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
         backend_class(prediction_device(self.device_)).add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin,
-                                              float(self.learning_rate))
+                                                                 float(self._fitted("learning_rate")))
         return F
 
     def _staged_scores(self, X):
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
         backend = backend_class(prediction_device(self.device_))
-        step = trees_per_iteration(self.algorithm, len(self.classes_))
+        step = trees_per_iteration(self._fitted("algorithm"), len(self.classes_))
         for start in range(0, len(self.trees_), step):
             backend.add_trees(F, self.trees_[start:start + step], codes, self._bin_mapper.missing_bin,
-                              float(self.learning_rate))
+                              float(self._fitted("learning_rate")))
             yield F.copy()
 
     # the scores' meaning, one rule each for the staged and non-staged methods
@@ -602,15 +609,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return F[:, 1] - F[:, 0] if F.shape[1] == 2 and not getattr(self, "multilabel_", False) else F
 
     def _as_proba(self, F: np.ndarray) -> np.ndarray:
-        if getattr(self, "multilabel_", False) and self.algorithm == "adaboostmh":
+        algorithm = self._fitted("algorithm")
+        if getattr(self, "multilabel_", False) and algorithm == "adaboostmh":
             return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
-        if getattr(self, "multilabel_", False) and self.algorithm == "klogitboost":
+        if getattr(self, "multilabel_", False) and algorithm == "klogitboost":
             return 0.5 * (1.0 + np.tanh(0.5 * F))  # each label's logistic link 1 / (1 + exp(-F))
         return softmax(F)[0]
 
     def _as_prediction(self, F: np.ndarray) -> np.ndarray:
         if getattr(self, "multilabel_", False):
-            if self.algorithm in ("adaboostmh", "klogitboost"):  # the sign rule: (K-LogitBoost) p > 1/2
+            if self._fitted("algorithm") in ("adaboostmh", "klogitboost"):  # the sign rule: (K-LogitBoost) p > 1/2
                 labels = F > 0
             else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
                 p = softmax(F)[0]

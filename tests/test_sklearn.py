@@ -325,3 +325,26 @@ def test_a_model_continues_itself_as_init_model(small_multiclass):
     model.set_params(n_estimators=5).fit(X, y, init_model=model)
     full = BoostClassifier(n_estimators=5, max_leaves=4).fit(X, y)
     np.testing.assert_array_equal(model.predict_proba(X), full.predict_proba(X))
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_set_params_after_fit_changes_the_parameters_not_the_model(small_multiclass, multilabel, tmp_path):
+    # prediction, staged prediction and the saved file use what the trees were trained with
+    from gpuboost import load_model
+
+    X, y = small_multiclass
+    target = np.eye(4, dtype=int)[y] | (X[:, :1] > 0) if multilabel else y
+    model = BoostClassifier(algorithm="klogitboost", n_estimators=4, max_leaves=4, learning_rate=0.1).fit(X, target)
+    before = (model.predict_proba(X), model.predict(X), list(model.staged_predict_proba(X)))
+    model.set_params(algorithm="mart", learning_rate=0.5)
+    np.testing.assert_array_equal(model.predict_proba(X), before[0])
+    np.testing.assert_array_equal(model.predict(X), before[1])
+    staged = list(model.staged_predict_proba(X))
+    assert len(staged) == 4 and all(np.array_equal(a, b) for a, b in zip(staged, before[2]))
+    model.save_model(tmp_path / "m.json")
+    loaded = load_model(tmp_path / "m.json")
+    assert loaded.get_params()["algorithm"] == "klogitboost" and loaded.get_params()["learning_rate"] == 0.1
+    np.testing.assert_array_equal(loaded.predict_proba(X), before[0])
+    # a new fit takes the new parameters: MART, a tree per class an iteration
+    model.fit(X, target)
+    assert len(model.trees_) == 4 * len(model.classes_) and not np.array_equal(model.predict_proba(X), before[0])
