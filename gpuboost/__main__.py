@@ -13,10 +13,9 @@ DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz 
 data (a LibSVM file with label sets, ``0,3 1:0.5 ...``, or an .npz file with an indicator matrix
 Y) trains a multi-label model; ``evaluate`` then reports the Hamming loss, one-error, coverage
 and average precision, and ``predict`` writes a 0/1 column per label. Every estimator parameter
-except ``callbacks``, ``warm_start``
-and ``random_state`` is a flag of ``train``. Exit status:
-0 on success, 1 when the input or a file is wrong (the message says what), 2 for a command-line
-usage error.
+except ``callbacks``, ``warm_start`` and ``random_state`` is a flag of ``train``. Exit status: 0 on
+success, 1 when the input or a file is wrong (the message says what), 2 for a command-line usage
+error.
 """
 
 from __future__ import annotations

@@ -35,6 +35,32 @@ def load_dataset(name: str):
                 d["X_test"].astype(np.float64), d["y_test"].astype(np.int64))
 
 
+def check_vector_stump(backend, codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_bins: int) -> None:
+    """Grow a two-leaf vector tree (K-LogitBoost's kind) on ``backend`` (set_scores called) and
+    check it against brute force: the split with the largest sum over classes of eq (30)'s gain
+    under the per-sample gradients g and Hessians h (n, K), and every leaf's Newton step
+    -G_k / H_k."""
+    from gpuboost import losses
+    from gpuboost.grower import GrowerParams, TreeGrower
+
+    n, K = g.shape
+    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: float(b), n)
+    tree, segments, leaf_ids = grower.grow()
+    best = (-np.inf, None)
+    for f in range(codes.shape[1]):
+        for b in range(n_bins):
+            left = codes[:, f] <= b
+            if 0 < left.sum() < n:
+                gain = sum(losses.split_gain(g[left, k].sum(), h[left, k].sum(), g[~left, k].sum(), h[~left, k].sum(),
+                                             g[:, k].sum(), h[:, k].sum()) for k in range(K))
+                if gain > best[0] * (1 + 1e-10):
+                    best = (gain, (f, b))
+    assert (tree.feature[0], tree.bin[0]) == best[1]
+    for (start, stop), leaf in zip(segments, leaf_ids):
+        idx = backend.rows[start:stop]
+        np.testing.assert_allclose(tree.vector[leaf], -g[idx].sum(axis=0) / h[idx].sum(axis=0), rtol=1e-10)
+
+
 @pytest.fixture
 def small_multiclass():
     """A small 4-class problem with continuous features and no exact ties."""

@@ -151,9 +151,8 @@ def test_logistic_link_keeps_its_digits_at_large_scores():
 def test_multilabel_klogitboost_tree_against_brute_force():
     # one vector tree: the split with the largest sum over labels of eq (30)'s gain under the
     # labels' own logistic derivatives, and every leaf the per-label Newton step -G_l / H_l
-    from gpuboost import losses
+    from conftest import check_vector_stump
     from gpuboost.backends.numpy import NumpyBackend
-    from gpuboost.grower import GrowerParams, TreeGrower
 
     rng = np.random.default_rng(9)
     n, L = 200, 3
@@ -163,23 +162,8 @@ def test_multilabel_klogitboost_tree_against_brute_force():
     backend = NumpyBackend(codes, np.argmax(Y, axis=1), None, L, n_bins=10, missing_code=255, link="logistic",
                            labels=Y)
     backend.set_scores(F)
-    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: float(b), n)
-    tree, segments, leaf_ids = grower.grow()
     p = 1.0 / (1.0 + np.exp(-F))
-    g, h = p - Y, p * (1 - p)
-    best = (-np.inf, None)
-    for f in range(2):
-        for b in range(10):
-            left = codes[:, f] <= b
-            if 0 < left.sum() < n:
-                gain = sum(losses.split_gain(g[left, k].sum(), h[left, k].sum(), g[~left, k].sum(), h[~left, k].sum(),
-                                             g[:, k].sum(), h[:, k].sum()) for k in range(L))
-                if gain > best[0] * (1 + 1e-10):
-                    best = (gain, (f, b))
-    assert (tree.feature[0], tree.bin[0]) == best[1]
-    for (start, stop), leaf in zip(segments, leaf_ids):
-        idx = backend.rows[start:stop]
-        np.testing.assert_allclose(tree.vector[leaf], -g[idx].sum(axis=0) / h[idx].sum(axis=0), rtol=1e-10)
+    check_vector_stump(backend, codes, p - Y, p * (1 - p), 10)
 
 
 def test_multilabel_klogitboost_fits_predicts_and_saves(tmp_path):
