@@ -207,6 +207,9 @@ def _label_sets(path, sets, n_labels=None) -> np.ndarray:
         bad = next(v for labels in sets for v in labels if not (v == int(v) and v >= 0))
         raise ValueError(f"{path}: a multi-label file's labels must be label ids 0, 1, 2, ...; it has {bad!r}.")
     width = max(ids, default=-1) + 1
+    if width == 0 and n_labels is None:
+        raise ValueError(f"{path} has no labels: every row starts with a feature (index:value), an empty label "
+                         "set. Give each row its label, or its labels separated by commas (0,3 1:0.5 ...).")
     if n_labels is not None:
         if width > n_labels:
             raise ValueError(f"{path} has label id {width - 1}, but the model or training file it goes with has "

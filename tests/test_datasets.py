@@ -112,6 +112,9 @@ def test_multilabel_libsvm_and_npz(tmp_path):
     (tmp_path / "b.svm").write_text("0,1.5 1:0.5\n")
     with pytest.raises(ValueError, match="labels must be label ids 0, 1, 2, ...; it has 1.5"):
         load_data(tmp_path / "b.svm")
+    (tmp_path / "n.svm").write_text("1:0.5 2:1\n1:0.2\n")  # no label at all
+    with pytest.raises(ValueError, match="n.svm has no labels: every row starts with a feature"):
+        load_data(tmp_path / "n.svm")
     Yn = np.eye(3, dtype=np.uint8)[[0, 1, 2, 1]]
     np.savez(tmp_path / "m.npz", X_test=np.ones((4, 2)), Y_test=Yn)
     np.testing.assert_array_equal(load_data(tmp_path / "m.npz", split="test")[1], Yn)
