@@ -206,8 +206,9 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     return validate_data(est, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
 
 
-#: Algorithms that learn from a multi-label indicator y: AdaBoost.MH natively, the LogitBoost
-#: family with paper 004's targets eta = 1/|S_i| (on the NumPy reference backend).
+#: Algorithms that learn from a multi-label indicator y: AdaBoost.MH natively, K-LogitBoost with
+#: a logistic model per label, AOSO / MART / robust LogitBoost with paper 004's targets
+#: eta = 1/|S_i| (on the CPU's vector backend).
 MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit", "klogitboost")
 
 

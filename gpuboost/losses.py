@@ -308,9 +308,10 @@ def hamming_tree_alpha(leaf_edges: np.ndarray) -> tuple[float, float]:
 
 # -- multi-label LogitBoost (paper 004) --------------------------------------------------------
 def label_targets(indicator: np.ndarray) -> np.ndarray:
-    """eta_ik = 1/|S_i| for the labels k in row i's set S_i, 0 elsewhere (rows need a label)."""
+    """eta_ik = 1/|S_i| for the labels k in row i's set S_i, 0 elsewhere; a row without labels
+    has no target (all 0: it adds nothing to the loss; training leaves such rows out)."""
     indicator = np.asarray(indicator, dtype=np.float64)
-    return indicator / indicator.sum(axis=1, keepdims=True)
+    return indicator / np.maximum(indicator.sum(axis=1, keepdims=True), 1.0)
 
 
 def multilabel_loss(F: np.ndarray, eta: np.ndarray, sample_weight: np.ndarray | None = None):

@@ -520,7 +520,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             def loss(F):
                 return losses.logistic_link(F, Y)[4]
         else:  # paper 004's loss; a row without labels has no target (as in training)
-            eta = Y / np.maximum(Y.sum(axis=1, keepdims=True), 1)
+            eta = losses.label_targets(Y)
 
             def loss(F):
                 return losses.multilabel_loss(F, eta)[2]
