@@ -202,10 +202,13 @@ def _has_label_sets(path) -> bool:
 def _label_sets(path, sets, n_labels=None) -> np.ndarray:
     """The (n, L) 0/1 indicator matrix of label sets (tuples of label ids, as floats), L the
     largest id + 1 or n_labels."""
-    ids = [int(v) for labels in sets for v in labels if v == int(v) and v >= 0]
+    def is_id(v):
+        return float(v).is_integer() and v >= 0  # not NaN, inf, negative or fractional
+
+    ids = [int(v) for labels in sets for v in labels if is_id(v)]
     if len(ids) != sum(len(labels) for labels in sets):
-        bad = next(v for labels in sets for v in labels if not (v == int(v) and v >= 0))
-        raise ValueError(f"{path}: a multi-label file's labels must be label ids 0, 1, 2, ...; it has {bad!r}.")
+        bad = next(v for labels in sets for v in labels if not is_id(v))
+        raise ValueError(f"{path}: the labels of multi-label data must be label ids 0, 1, 2, ...; it has {bad!r}.")
     width = max(ids, default=-1) + 1
     if width == 0 and n_labels is None:
         raise ValueError(f"{path} has no labels: every row starts with a feature (index:value), an empty label "

@@ -110,8 +110,11 @@ def test_multilabel_libsvm_and_npz(tmp_path):
     (tmp_path / "s.svm").write_text("2 1:0.5\n0 1:0.2\n")  # one label a row, read against a 4-label model
     np.testing.assert_array_equal(load_data(tmp_path / "s.svm", n_labels=4)[1], [[0, 0, 1, 0], [1, 0, 0, 0]])
     (tmp_path / "b.svm").write_text("0,1.5 1:0.5\n")
-    with pytest.raises(ValueError, match="labels must be label ids 0, 1, 2, ...; it has 1.5"):
+    with pytest.raises(ValueError, match="labels of multi-label data must be label ids 0, 1, 2, ...; it has 1.5"):
         load_data(tmp_path / "b.svm")
+    (tmp_path / "i.svm").write_text("0,inf 1:0.5\n")
+    with pytest.raises(ValueError, match="labels of multi-label data must be label ids 0, 1, 2, ...; it has inf"):
+        load_data(tmp_path / "i.svm")
     (tmp_path / "n.svm").write_text("1:0.5 2:1\n1:0.2\n")  # no label at all
     with pytest.raises(ValueError, match="n.svm has no labels: every row starts with a feature"):
         load_data(tmp_path / "n.svm")
