@@ -513,12 +513,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{expected}, got shape {np.shape(y)}.")
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {Y.shape[0]}.")
-        if self.algorithm == "adaboostmh":  # predict_proba is 1 / (1 + exp(-2f)) per label
+        scale = self._label_logit_scale()
+        if scale is not None:  # the labels' binary log losses of predict_proba's p = 1 / (1 + exp(-scale F))
             def loss(F):
-                return losses.logistic_link(2.0 * F, Y)[4]
-        elif self.algorithm == "klogitboost":
-            def loss(F):
-                return losses.logistic_link(F, Y)[4]
+                return losses.logistic_link(scale * F, Y)[4]
         else:  # paper 004's loss; a row without labels has no target (as in training)
             eta = losses.label_targets(Y)
 
@@ -608,17 +606,23 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         # two labels of a multi-label model are two scores
         return F[:, 1] - F[:, 0] if F.shape[1] == 2 and not getattr(self, "multilabel_", False) else F
 
+    def _label_logit_scale(self) -> float | None:
+        """Multi-label models that score each label on its own: predict_proba is
+        1 / (1 + exp(-scale F)) per label, scale 2 for AdaBoost.MH (its exponential loss's
+        logistic link), 1 for K-LogitBoost (its logistic model); None for the others."""
+        if not getattr(self, "multilabel_", False):
+            return None
+        return {"adaboostmh": 2.0, "klogitboost": 1.0}.get(self._fitted("algorithm"))
+
     def _as_proba(self, F: np.ndarray) -> np.ndarray:
-        algorithm = self._fitted("algorithm")
-        if getattr(self, "multilabel_", False) and algorithm == "adaboostmh":
-            return 0.5 * (1.0 + np.tanh(F))  # = 1 / (1 + exp(-2F)), without overflow
-        if getattr(self, "multilabel_", False) and algorithm == "klogitboost":
-            return 0.5 * (1.0 + np.tanh(0.5 * F))  # each label's logistic link 1 / (1 + exp(-F))
+        scale = self._label_logit_scale()
+        if scale is not None:
+            return 0.5 * (1.0 + np.tanh(0.5 * scale * F))  # = 1 / (1 + exp(-scale F)), without overflow
         return softmax(F)[0]
 
     def _as_prediction(self, F: np.ndarray) -> np.ndarray:
         if getattr(self, "multilabel_", False):
-            if self._fitted("algorithm") in ("adaboostmh", "klogitboost"):  # the sign rule: (K-LogitBoost) p > 1/2
+            if self._label_logit_scale() is not None:  # the sign rule: p > 1/2
                 labels = F > 0
             else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
                 p = softmax(F)[0]
