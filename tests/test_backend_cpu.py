@@ -139,6 +139,57 @@ def test_parallel_sums_are_the_sequential_ones():
         np.testing.assert_array_equal(C, halved_column_sums(fast.p[lo:hi, 2, None] * fast.p[lo:hi]))
 
 
+def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
+    """The class and cross sums as the plain loops they replace: a row at a time, class by class."""
+    K = p.shape[1]
+    G, Hd, A, C = np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K)
+    for i in rows:
+        wi = 1.0 if w is None else w[i]
+        for k in range(k_lo, k_hi):
+            a = p[i, k]
+            b = pc[i, k] if k == top[i] else 1.0 - a
+            g = -b if k == y[i] else a
+            G[k] += g if w is None else wi * g
+            Hd[k] += a * b if w is None else wi * (a * b)
+            pr = p[i, r] if w is None else wi * p[i, r]
+            C[k] += pr * a
+        if k_lo <= y[i] < k_hi:
+            by = pc[i, y[i]]
+            A[y[i]] += by if w is None else wi * by
+    return G, Hd, A, C
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("k", [1, 3, 8, 10, 26, 33, 70])
+def test_vectorised_class_and_cross_sums_are_the_scalar_loops(k, weighted):
+    # The class and cross sums keep 8-class vectors in registers, VBLOCK of them a pass over the
+    # rows (70 classes: three passes) and a masked last vector: every sum must be the scalar
+    # loop's, bit for bit, and nothing outside the asked classes may be written.
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(k)
+    n = 97
+    y = rng.integers(0, k, size=n)
+    F = rng.normal(scale=3.0, size=(n, k))
+    F[np.arange(n), y] += rng.choice([0.0, 8.0, 40.0], size=n)  # some rows near convergence
+    fast = CpuBackend(np.zeros((n, 1), np.uint8), y, rng.uniform(0.1, 2.0, size=n) if weighted else None, k,
+                      n_bins=1, missing_code=255)
+    fast.set_scores(F)
+    p, pc, top, w = fast.p, fast.pc, fast.top, fast.weight
+    rows = np.sort(rng.choice(n, 60, replace=False)).astype(np.int64)
+    r = k // 2
+    for k_lo, k_hi in ((0, k), (min(3, k), max(min(3, k), k - 2))):
+        want = _scalar_class_and_cross_sums(rows, p, pc, top, y, w if weighted else None, r, k_lo, k_hi)
+        sentinel = np.full((4, k + 2), 7.0)  # one class of room either side
+        G, Hd, A, C = (sentinel[q, 1:k + 1] for q in range(4))
+        G[:] = Hd[:] = A[:] = C[:] = 0.0
+        kernels._class_sums(rows, 0, len(rows), p, pc, top, y, w, weighted, G, Hd, A, k_lo, k_hi)
+        kernels._cross_sums(rows, 0, len(rows), p, w, weighted, r, C, k_lo, k_hi)
+        for got, expected in zip((G, Hd, A, C), want):
+            np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(sentinel[:, [0, k + 1]], 7.0)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("params", [GrowerParams(), GrowerParams(fixed_pair=(2, -1), first_order=True)])

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
-from numba.extending import intrinsic
+from numba.core import cgutils
+from numba.extending import intrinsic, models, register_model
 
 # Channels, as in base.py
 GRAD, HESS, COUNT = 0, 1, 2
@@ -55,6 +56,202 @@ HISTOGRAM_CELLS = 1 << 16
 
 #: set_scores splits its rows between the threads from this many (row, class) scores.
 PARALLEL_SCORES = 1 << 16
+
+
+# -- float64 vectors in registers ----------------------------------------------------------
+# The per-class passes (class sums, cross sums, the softmax) add a row's K values to K
+# accumulators. Written as loops over k into arrays, numba leaves them scalar, the
+# accumulators in memory: each row's addition waits for the last row's store (about 10 cycles
+# a row and class block). _F64x8 is a numba type whose values are LLVM <8 x double> vectors,
+# so a pass keeps its accumulators in registers and adds eight classes in one instruction.
+# Each lane is its own IEEE operation, with no contraction into fused multiply-adds (the
+# intrinsics emit plain fmul / fadd / fsub / fdiv): every sum is the scalar loop's, term for
+# term and in row order. Loads and stores are masked to the lanes that exist (a block's last
+# vector may hold fewer than VW classes), so nothing outside an array is read or written.
+
+VW = 8  # lanes of a vector
+#: Vectors of accumulators a class pass keeps in registers: a pass covers VW * VBLOCK classes,
+#: more classes take more passes over the rows.
+VBLOCK = 4
+
+
+class _F64x8Type(types.Type):
+    def __init__(self):
+        super().__init__(name="F64x8")
+
+
+F64X8 = _F64x8Type()
+_VEC = ir.VectorType(ir.DoubleType(), VW)
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+
+
+@register_model(_F64x8Type)
+class _F64x8Model(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, _VEC)
+
+
+def _splat(builder, value, vector_type):
+    v = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(_I32, VW), [0] * VW))
+
+
+def _lane_mask(builder, n):
+    """<VW x i1>: lane < n."""
+    lanes = ir.Constant(ir.VectorType(_I64, VW), list(range(VW)))
+    return builder.icmp_signed("<", lanes, _splat(builder, n, ir.VectorType(_I64, VW)))
+
+
+def _masked(builder, op):
+    """llvm.masked.load / llvm.masked.store of <VW x double> (typed-pointer names, which LLVM
+    versions with opaque pointers upgrade)."""
+    mask = ir.VectorType(ir.IntType(1), VW)
+    if op == "load":
+        fnty = ir.FunctionType(_VEC, [_VEC.as_pointer(), _I32, mask, _VEC])
+    else:
+        fnty = ir.FunctionType(ir.VoidType(), [_VEC, _VEC.as_pointer(), _I32, mask])
+    return cgutils.get_or_insert_function(builder.module, fnty, f"llvm.masked.{op}.v{VW}f64.p0v{VW}f64")
+
+
+def _element_pointer(context, builder, arr_type, arr, index):
+    """A pointer to element `index` of a C-contiguous array's flat data, as a vector pointer."""
+    data = context.make_array(arr_type)(context, builder, arr).data
+    return builder.bitcast(builder.gep(data, [index]), _VEC.as_pointer())
+
+
+def _is_c_float64(arr, ndim):
+    return isinstance(arr, types.Array) and arr.dtype == types.float64 and arr.layout == "C" and arr.ndim == ndim
+
+
+@intrinsic
+def _vzero(typingctx):
+    """A vector of zeros."""
+    def codegen(context, builder, sig, args):
+        return ir.Constant(_VEC, [0.0] * VW)
+
+    return F64X8(), codegen
+
+
+@intrinsic
+def _vsplat(typingctx, x):
+    """A vector whose every lane is x."""
+    if x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _splat(builder, args[0], _VEC)
+
+    return F64X8(types.float64), codegen
+
+
+def _vector_binary(op):
+    def typer(typingctx, a, b):
+        if a != F64X8 or b != F64X8:
+            return None
+
+        def codegen(context, builder, sig, args):
+            return getattr(builder, op)(args[0], args[1])
+
+        return F64X8(F64X8, F64X8), codegen
+
+    typer.__name__ = f"_v{op[1:]}"
+    typer.__doc__ = f"Lane by lane {op} (IEEE, no fast-math flags)."
+    return intrinsic(typer)
+
+
+_vadd = _vector_binary("fadd")
+_vsub = _vector_binary("fsub")
+_vmul = _vector_binary("fmul")
+_vdiv = _vector_binary("fdiv")
+
+
+def _lane_is(builder, lane):
+    """<VW x i1>: lane index == lane (no lane where lane is outside 0..VW-1)."""
+    lanes = ir.Constant(ir.VectorType(_I64, VW), list(range(VW)))
+    return builder.icmp_signed("==", lanes, _splat(builder, lane, ir.VectorType(_I64, VW)))
+
+
+@intrinsic
+def _vset(typingctx, v, lane, x):
+    """v with lane `lane` replaced by x (v itself where lane is outside 0..VW-1). A compare and
+    a blend: an insertelement at a variable lane goes through the stack, and the vector load
+    after the scalar store stalls."""
+    if v != F64X8 or lane != types.int64 or x != types.float64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(_lane_is(builder, args[1]), _splat(builder, args[2], _VEC), args[0])
+
+    return F64X8(F64X8, types.int64, types.float64), codegen
+
+
+@intrinsic
+def _vpick(typingctx, v, lane, u):
+    """v with lane `lane` taken from u (v itself where lane is outside 0..VW-1)."""
+    if v != F64X8 or lane != types.int64 or u != F64X8:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(_lane_is(builder, args[1]), args[2], args[0])
+
+    return F64X8(F64X8, types.int64, F64X8), codegen
+
+
+@intrinsic
+def _vneg(typingctx, v):
+    """-v lane by lane (the sign flipped, as Python's unary minus: -0.0 for 0.0)."""
+    if v != F64X8:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fneg(args[0])
+
+    return F64X8(F64X8), codegen
+
+
+@intrinsic
+def _vload(typingctx, arr, i, k0, n):
+    """arr[i, k0:k0 + n] in the first n lanes (0 <= n <= VW; the others 0), of a C-contiguous
+    2-d float64 array (a 1-d one with i = 0: arr[k0:k0 + n]): only those n elements are read."""
+    if not (_is_c_float64(arr, 2) or _is_c_float64(arr, 1)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], _flat_index(context, builder, sig, args))
+        return builder.call(_masked(builder, "load"),
+                            [ptr, ir.Constant(_I32, 8), _lane_mask(builder, args[3]), ir.Constant(_VEC, [0.0] * VW)])
+
+    return F64X8(arr, types.int64, types.int64, types.int64), codegen
+
+
+def _flat_index(context, builder, sig, args):
+    """The flat index of arr[i, k0] (args: arr, i, k0, ...) of a C-contiguous array; k0 if 1-d."""
+    if sig.args[0].ndim == 1:
+        return args[2]
+    a = context.make_array(sig.args[0])(context, builder, args[0])
+    return builder.add(builder.mul(args[1], builder.extract_value(a.shape, 1)), args[2])
+
+
+@intrinsic
+def _vstore(typingctx, arr, i, k0, v, n):
+    """arr[i, k0:k0 + n] = the first n lanes of v (0 <= n <= VW), a C-contiguous 2-d float64
+    array; a 1-d one with i = 0: arr[k0:k0 + n]."""
+    if not (_is_c_float64(arr, 2) or _is_c_float64(arr, 1)) or v != F64X8:
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _element_pointer(context, builder, sig.args[0], args[0], _flat_index(context, builder, sig, args))
+        builder.call(_masked(builder, "store"), [args[3], ptr, ir.Constant(_I32, 8), _lane_mask(builder, args[4])])
+        return context.get_dummy_value()
+
+    return types.void(arr, types.int64, types.int64, F64X8, types.int64), codegen
+
+
+@njit(cache=True, inline="always")
+def _lanes(k0, k_hi):
+    """The lanes of the vector that starts at class k0 of a block ending at k_hi (0 to VW)."""
+    return min(max(k_hi - k0, 0), VW)
 
 
 @njit(cache=True)
@@ -252,44 +449,113 @@ def _argmax_first(values):
     return best
 
 
+@njit(cache=True, inline="always")
+def _class_terms(a, k0, ti, yi, pct, wv, weighted):
+    """One row's terms of G and Hd for the classes k0:k0 + VW (a = p there): g = p, but -pc at
+    the row's class; h = p pc; pc = 1 - p, but pc[ti] (pct) at the top class. Weighted: times
+    the row's weight (wv, every lane)."""
+    b = _vset(_vsub(_vsplat(1.0), a), ti - k0, pct)
+    g = _vpick(a, yi - k0, _vneg(b))
+    h = _vmul(a, b)
+    if weighted:
+        return _vmul(wv, g), _vmul(wv, h)
+    return g, h
+
+
 @njit(cache=True)
 def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k_lo, k_hi):
-    # pc is 1 - p (as set_scores computes it) but at the row's top class: reading p and one
-    # value of pc per row halves the memory traffic of this pass, which is what it costs.
-    # Unweighted rows skip the multiplication by 1.0 (exact either way). A_k sums the
-    # magnitude of the rows' negative terms (their own class's): sum |w g_k| = G_k + 2 A_k.
+    """G_k += sum w g_ik, Hd_k += sum w p_ik (1 - p_ik) over rows[start:stop] for the classes
+    k_lo:k_hi, and A_k += sum |w g_ik| over the rows of class k (their own class's negative
+    term: sum |w g_k| = G_k + 2 A_k), each in row order.
+
+    pc is 1 - p (as set_scores computes it) but at the row's top class: reading p and one value
+    of pc per row halves the memory traffic. The classes are summed VBLOCK vectors at a time
+    (accumulators in registers), a pass over the rows for each VW * VBLOCK classes.
+    """
+    for k0 in range(k_lo, k_hi, VW * VBLOCK):
+        _class_block_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k0, min(k_hi, k0 + VW * VBLOCK),
+                          k0 == k_lo, k_lo, k_hi)
+
+
+@njit(cache=True)
+def _class_block_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k0, k_end, with_a, k_lo, k_hi):
+    """_class_sums of the classes k0:k_end (at most VW * VBLOCK); with_a: A too (of k_lo:k_hi)."""
+    n0 = _lanes(k0, k_end)
+    n1 = _lanes(k0 + VW, k_end)
+    n2 = _lanes(k0 + 2 * VW, k_end)
+    n3 = _lanes(k0 + 3 * VW, k_end)
+    g0 = _vload(G, ZERO, k0, n0)
+    g1 = _vload(G, ZERO, k0 + VW, n1)
+    g2 = _vload(G, ZERO, k0 + 2 * VW, n2)
+    g3 = _vload(G, ZERO, k0 + 3 * VW, n3)
+    h0 = _vload(Hd, ZERO, k0, n0)
+    h1 = _vload(Hd, ZERO, k0 + VW, n1)
+    h2 = _vload(Hd, ZERO, k0 + 2 * VW, n2)
+    h3 = _vload(Hd, ZERO, k0 + 3 * VW, n3)
+    wv = _vsplat(1.0)
     for j in range(start, stop):
         i = rows[j]
         yi = y[i]
         ti = top[i]
         pct = pc[i, ti]
-        by = pct if yi == ti else 1.0 - p[i, yi]
         if weighted:
-            wi = w[i]
-            for k in range(k_lo, k_hi):
-                a = p[i, k]
-                b = pct if k == ti else 1.0 - a
-                G[k] += wi * (-b if k == yi else a)
-                Hd[k] += wi * (a * b)
-            if k_lo <= yi < k_hi:
-                A[yi] += wi * by
-        else:
-            for k in range(k_lo, k_hi):
-                a = p[i, k]
-                b = pct if k == ti else 1.0 - a
-                G[k] += -b if k == yi else a
-                Hd[k] += a * b
-            if k_lo <= yi < k_hi:
-                A[yi] += by
+            wv = _vsplat(w[i])
+        if with_a and k_lo <= yi < k_hi:
+            by = pct if yi == ti else 1.0 - p[i, yi]
+            A[yi] += w[i] * by if weighted else by
+        g, h = _class_terms(_vload(p, i, k0, n0), k0, ti, yi, pct, wv, weighted)
+        g0 = _vadd(g0, g)
+        h0 = _vadd(h0, h)
+        if n1 > 0:
+            g, h = _class_terms(_vload(p, i, k0 + VW, n1), k0 + VW, ti, yi, pct, wv, weighted)
+            g1 = _vadd(g1, g)
+            h1 = _vadd(h1, h)
+        if n2 > 0:
+            g, h = _class_terms(_vload(p, i, k0 + 2 * VW, n2), k0 + 2 * VW, ti, yi, pct, wv, weighted)
+            g2 = _vadd(g2, g)
+            h2 = _vadd(h2, h)
+        if n3 > 0:
+            g, h = _class_terms(_vload(p, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct, wv, weighted)
+            g3 = _vadd(g3, g)
+            h3 = _vadd(h3, h)
+    _vstore(G, ZERO, k0, g0, n0)
+    _vstore(G, ZERO, k0 + VW, g1, n1)
+    _vstore(G, ZERO, k0 + 2 * VW, g2, n2)
+    _vstore(G, ZERO, k0 + 3 * VW, g3, n3)
+    _vstore(Hd, ZERO, k0, h0, n0)
+    _vstore(Hd, ZERO, k0 + VW, h1, n1)
+    _vstore(Hd, ZERO, k0 + 2 * VW, h2, n2)
+    _vstore(Hd, ZERO, k0 + 3 * VW, h3, n3)
 
 
 @njit(cache=True)
 def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
-    for j in range(start, stop):
-        i = rows[j]
-        pr = w[i] * p[i, r] if weighted else p[i, r]
-        for k in range(k_lo, k_hi):
-            C[k] += pr * p[i, k]
+    """C_k += sum w p_ir p_ik over rows[start:stop], classes k_lo:k_hi, in row order (vectors
+    in registers, as _class_sums)."""
+    for k0 in range(k_lo, k_hi, VW * VBLOCK):
+        k_end = min(k_hi, k0 + VW * VBLOCK)
+        n0 = _lanes(k0, k_end)
+        n1 = _lanes(k0 + VW, k_end)
+        n2 = _lanes(k0 + 2 * VW, k_end)
+        n3 = _lanes(k0 + 3 * VW, k_end)
+        c0 = _vload(C, ZERO, k0, n0)
+        c1 = _vload(C, ZERO, k0 + VW, n1)
+        c2 = _vload(C, ZERO, k0 + 2 * VW, n2)
+        c3 = _vload(C, ZERO, k0 + 3 * VW, n3)
+        for j in range(start, stop):
+            i = rows[j]
+            pr = _vsplat(w[i] * p[i, r] if weighted else p[i, r])
+            c0 = _vadd(c0, _vmul(pr, _vload(p, i, k0, n0)))
+            if n1 > 0:
+                c1 = _vadd(c1, _vmul(pr, _vload(p, i, k0 + VW, n1)))
+            if n2 > 0:
+                c2 = _vadd(c2, _vmul(pr, _vload(p, i, k0 + 2 * VW, n2)))
+            if n3 > 0:
+                c3 = _vadd(c3, _vmul(pr, _vload(p, i, k0 + 3 * VW, n3)))
+        _vstore(C, ZERO, k0, c0, n0)
+        _vstore(C, ZERO, k0 + VW, c1, n1)
+        _vstore(C, ZERO, k0 + 2 * VW, c2, n2)
+        _vstore(C, ZERO, k0 + 3 * VW, c3, n3)
 
 
 @njit(cache=True)
