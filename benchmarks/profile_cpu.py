@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 STAGES = [
     ("split_stats(rows, ZERO, N", "root class sums (halves)"),
     ("split_stats(rows, start[node]", "smaller child's class sums (halves)"),
-    ("node_class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_small",
+    ("node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small",
      "smaller child's class sums (one thread)"),
     ("_pairs_r(n_batch", "cross sums of large nodes"),
     ("_siblings_parallel(CROSS", "cross sums of large nodes"),
@@ -152,7 +152,7 @@ def main() -> None:
     prof = np.zeros(len(names), np.int64)
 
     def grow():
-        kernels.grow_tree(b.codes, b.wide, b.columns, b.narrow, b._narrow_gh, b.y, b.weight, b.weighted, b.p, b.pc,
+        kernels.grow_tree(b.codes, b.wide, b.columns, b.narrow, b._narrow_gh, b.y, b.weight, b.weighted, b.p, b.pct,
                           b.top, b.rows, b.n_codes, args.leaves, 1, False, b.n_threads, -1, -1, False, prof)
 
     grow()  # compiles

@@ -183,7 +183,7 @@ def test_vectorised_class_and_cross_sums_are_the_scalar_loops(k, weighted):
         sentinel = np.full((4, k + 2), 7.0)  # one class of room either side
         G, Hd, A, C = (sentinel[q, 1:k + 1] for q in range(4))
         G[:] = Hd[:] = A[:] = C[:] = 0.0
-        kernels._class_sums(rows, 0, len(rows), p, pc, top, y, w, weighted, G, Hd, A, k_lo, k_hi)
+        kernels._class_sums(rows, 0, len(rows), p, fast.pct, top, y, w, weighted, G, Hd, A, k_lo, k_hi)
         kernels._cross_sums(rows, 0, len(rows), p, w, weighted, r, C, k_lo, k_hi)
         for got, expected in zip((G, Hd, A, C), want):
             np.testing.assert_array_equal(got, expected)
@@ -260,18 +260,21 @@ def test_narrow_features_histograms_are_the_references(weighted):
         for j, (lo, hi) in enumerate(segments):
             hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)  # channels, and a fourth, 0
             kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow, fast.p,
-                                     fast.pc, fast.y, fast.weight, weighted, first_order, hist, np.empty((n, 2)),
+                                     fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
+                                     np.empty((n, 2)),
                                      0, len(wide), 0, len(narrow))
             np.testing.assert_array_equal(hist[..., :3], expected[j])
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             hist[:] = np.nan
             kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow,
-                                        fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
+                                        fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
+                                        3)
             np.testing.assert_array_equal(hist[..., :3], expected[j])
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             hist[:] = np.nan  # more blocks than narrow features: some blocks have none (and no scratch)
             kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow[:1],
-                                        fast.p, fast.pc, fast.y, fast.weight, weighted, first_order, hist, 3)
+                                        fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
+                                        3)
             np.testing.assert_array_equal(hist[narrow[:1], :, :3], expected[j][narrow[:1]])
             np.testing.assert_array_equal(hist[wide, :, :3], expected[j][wide])
 
@@ -298,12 +301,12 @@ def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):
         np.testing.assert_array_equal(getattr(trees[0], name), getattr(trees[1], name), err_msg=name)
 
 
-def _class_sums_direct(rows, p, pc, top, y, w):
+def _class_sums_direct(rows, p, pct, top, y, w):
     from gpuboost.backends import _numba_cpu as kernels
 
     K = p.shape[1]
     G, Hd, A = np.empty(K), np.empty(K), np.empty(K)
-    kernels.node_class_sums(rows, 0, len(rows), p, pc, top, y, w, True, G, Hd, A)
+    kernels.node_class_sums(rows, 0, len(rows), p, pct, top, y, w, True, G, Hd, A)
     stats = np.empty((kernels.N_STATS, K))
     kernels.summed_stats(G, Hd, A, len(rows), stats)
     return stats
@@ -338,7 +341,7 @@ def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
             cut = int(rng.integers(1, n))
         backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
         backend.set_scores(F)
-        p, pc, top = backend.p, backend.pc, backend.top
+        p, pc, top = backend.p, backend.pct, backend.top
         w = rng.uniform(0.5, 2.0, size=n) if trial % 4 == 1 and scale is not None else np.ones(n)
         small, large = (rows[:cut], rows[cut:]) if cut <= n - cut else (rows[cut:], rows[:cut])
         parent = _class_sums_direct(np.concatenate([small, large]) if trial % 3 else rows, p, pc, top, y, w)
@@ -547,7 +550,7 @@ def test_uncertain_derived_pair_falls_back_to_the_rows(large):
     fast.set_scores(rng.normal(size=(n, k)))
     start, stop = np.array([0, 0], dtype=np.int64), np.array([n, n], dtype=np.int64)
     batch = np.array([0, 0], dtype=np.int64)
-    args = (fast.rows, start, stop, fast.p, fast.pc, fast.top, fast.y, fast.weight, False, False)
+    args = (fast.rows, start, stop, fast.p, fast.pct, fast.top, fast.y, fast.weight, False, False)
     truth = np.zeros((1, 2), dtype=np.int64)
     node_stats = np.zeros((1, kernels.N_STATS, k))
     kernels._choose_pair(0, kernels.TO_SUM, *args, -1, -1, truth, node_stats)

@@ -415,9 +415,27 @@ def _row_softmax(E, i, t, p, pc):
     return r
 
 
+@njit(cache=True, inline="always")
+def _row_softmax_top(E, i, t, p):
+    """_row_softmax without the complements but the top class's: p[i] from its exponentials,
+    returns (r, r / (1 + r)), the others' sum and 1 - p at t (pc elsewhere is 1 - p, which the
+    kernels compute where they read it: writing it here was a third of this pass's traffic)."""
+    K = E.shape[1]
+    r = 0.0
+    for k in range(K):
+        if k != t:
+            r += E[i, k]
+    norm = 1.0 + r
+    for k in range(K):
+        p[i, k] = E[i, k] / norm
+    p[i, t] = 1.0 / norm
+    return r, r / norm
+
+
 @njit(cache=True, parallel=True)
-def softmax_from_exponentials(F, E, values, at, counts, y, p, pc, top, rest, margin):
-    """p = softmax(F), pc = 1 - p (see losses.softmax_with_loss), after E.flat[at] = values.
+def softmax_from_exponentials(F, E, values, at, counts, y, p, pct, top, rest, margin):
+    """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
+    is 1 - p at the other classes), after E.flat[at] = values.
 
     values, at and counts as exponent_arguments leaves them, but with the new exponentials in
     values (computed by NumPy's vectorised exp, several times faster than a scalar exp here,
@@ -436,7 +454,7 @@ def softmax_from_exponentials(F, E, values, at, counts, y, p, pc, top, rest, mar
             flat[at[j]] = values[j]
         for i in range(i_lo, i_hi):
             t = top[i]
-            rest[i] = _row_softmax(E, i, t, p, pc)
+            rest[i], pct[i] = _row_softmax_top(E, i, t, p)
             margin[i] = F[i, t] - F[i, y[i]]
 
 
@@ -452,8 +470,8 @@ def _argmax_first(values):
 @njit(cache=True, inline="always")
 def _class_terms(a, k0, ti, yi, pct, wv, weighted):
     """One row's terms of G and Hd for the classes k0:k0 + VW (a = p there): g = p, but -pc at
-    the row's class; h = p pc; pc = 1 - p, but pc[ti] (pct) at the top class. Weighted: times
-    the row's weight (wv, every lane)."""
+    the row's class; h = p pc, where pc = 1 - p but pct (the complement set_scores keeps) at
+    the row's top class ti. Weighted: times the row's weight (wv, every lane)."""
     b = _vset(_vsub(_vsplat(1.0), a), ti - k0, pct)
     g = _vpick(a, yi - k0, _vneg(b))
     h = _vmul(a, b)
@@ -463,22 +481,22 @@ def _class_terms(a, k0, ti, yi, pct, wv, weighted):
 
 
 @njit(cache=True)
-def _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k_lo, k_hi):
+def _class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k_lo, k_hi):
     """G_k += sum w g_ik, Hd_k += sum w p_ik (1 - p_ik) over rows[start:stop] for the classes
     k_lo:k_hi, and A_k += sum |w g_ik| over the rows of class k (their own class's negative
     term: sum |w g_k| = G_k + 2 A_k), each in row order.
 
-    pc is 1 - p (as set_scores computes it) but at the row's top class: reading p and one value
-    of pc per row halves the memory traffic. The classes are summed VBLOCK vectors at a time
+    pct[i] is row i's 1 - p at its top class, computed without cancellation (see
+    softmax_from_exponentials); elsewhere 1 - p is computed here. The classes are summed VBLOCK vectors at a time
     (accumulators in registers), a pass over the rows for each VW * VBLOCK classes.
     """
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
-        _class_block_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k0, min(k_hi, k0 + VW * VBLOCK),
+        _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, min(k_hi, k0 + VW * VBLOCK),
                           k0 == k_lo, k_lo, k_hi)
 
 
 @njit(cache=True)
-def _class_block_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k0, k_end, with_a, k_lo, k_hi):
+def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, k_end, with_a, k_lo, k_hi):
     """_class_sums of the classes k0:k_end (at most VW * VBLOCK); with_a: A too (of k_lo:k_hi)."""
     n0 = _lanes(k0, k_end)
     n1 = _lanes(k0 + VW, k_end)
@@ -497,25 +515,25 @@ def _class_block_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, k
         i = rows[j]
         yi = y[i]
         ti = top[i]
-        pct = pc[i, ti]
+        pct_i = pct[i]
         if weighted:
             wv = _vsplat(w[i])
         if with_a and k_lo <= yi < k_hi:
-            by = pct if yi == ti else 1.0 - p[i, yi]
+            by = pct_i if yi == ti else 1.0 - p[i, yi]
             A[yi] += w[i] * by if weighted else by
-        g, h = _class_terms(_vload(p, i, k0, n0), k0, ti, yi, pct, wv, weighted)
+        g, h = _class_terms(_vload(p, i, k0, n0), k0, ti, yi, pct_i, wv, weighted)
         g0 = _vadd(g0, g)
         h0 = _vadd(h0, h)
         if n1 > 0:
-            g, h = _class_terms(_vload(p, i, k0 + VW, n1), k0 + VW, ti, yi, pct, wv, weighted)
+            g, h = _class_terms(_vload(p, i, k0 + VW, n1), k0 + VW, ti, yi, pct_i, wv, weighted)
             g1 = _vadd(g1, g)
             h1 = _vadd(h1, h)
         if n2 > 0:
-            g, h = _class_terms(_vload(p, i, k0 + 2 * VW, n2), k0 + 2 * VW, ti, yi, pct, wv, weighted)
+            g, h = _class_terms(_vload(p, i, k0 + 2 * VW, n2), k0 + 2 * VW, ti, yi, pct_i, wv, weighted)
             g2 = _vadd(g2, g)
             h2 = _vadd(h2, h)
         if n3 > 0:
-            g, h = _class_terms(_vload(p, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct, wv, weighted)
+            g, h = _class_terms(_vload(p, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct_i, wv, weighted)
             g3 = _vadd(g3, g)
             h3 = _vadd(h3, h)
     _vstore(G, ZERO, k0, g0, n0)
@@ -591,24 +609,24 @@ def pick_s(G, Hd, C, r, rule_eq32):
 
 
 @njit(cache=True)
-def node_pair(rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, G, Hd, C):
+def node_pair(rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, G, Hd, C):
     """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
 
-    G, Hd, C are scratch arrays of length K; p, pc, top as set_scores leaves them.
+    G, Hd, C are scratch arrays of length K; p, pct, top as set_scores leaves them.
     """
-    node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, np.empty(p.shape[1]))
+    node_class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, np.empty(p.shape[1]))
     return pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C)
 
 
 @njit(cache=True)
-def node_class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A):
+def node_class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A):
     """G_k = sum w g_ik, Hd_k = sum w p_ik (1 - p_ik) over the node rows[start:stop], every
     class, and A_k = sum |w g_ik| over the node's rows of class k (see _class_sums)."""
     K = p.shape[1]
     G[:] = 0.0
     Hd[:] = 0.0
     A[:] = 0.0
-    _class_sums(rows, start, stop, p, pc, top, y, w, weighted, G, Hd, A, 0, K)
+    _class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 0, K)
 
 
 @njit(cache=True)
@@ -700,31 +718,31 @@ def _copy2(src, dst):
 
 
 @njit(cache=True)
-def _half_class_sums(half, rows, start, stop, p, pc, top, y, w, weighted, halves):
+def _half_class_sums(half, rows, start, stop, p, pct, top, y, w, weighted, halves):
     """halves[half] = (G, Hd, A) of the first (half 0) or second half of rows[start:stop]."""
     mid = (start + stop) // 2
     own = np.zeros((3, p.shape[1]))  # the thread's own accumulators
     if half == 0:
-        _class_sums(rows, start, mid, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
+        _class_sums(rows, start, mid, p, pct, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
     else:
-        _class_sums(rows, mid, stop, p, pc, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
+        _class_sums(rows, mid, stop, p, pct, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
     _copy2(own, halves[half])
 
 
 @njit(cache=True, parallel=True)
-def _class_sums_by_halves(rows, start, stop, p, pc, top, y, w, weighted, halves):
+def _class_sums_by_halves(rows, start, stop, p, pct, top, y, w, weighted, halves):
     for half in prange(2):
-        _half_class_sums(np.int64(half), rows, start, stop, p, pc, top, y, w, weighted, halves)
+        _half_class_sums(np.int64(half), rows, start, stop, p, pct, top, y, w, weighted, halves)
 
 
 @njit(cache=True)
-def split_stats(rows, start, stop, p, pc, top, y, w, weighted, stats):
+def split_stats(rows, start, stop, p, pct, top, y, w, weighted, stats):
     """stats of a node whose class sums are summed by two threads, each over half of its rows,
     and added: within the bounds of the halves' sums plus u |G| (see summed_stats). The pair
     they give must be checked (certain_r, certain_s) like a derived one's."""
     K = p.shape[1]
     halves = np.empty((2, 3, K))
-    _class_sums_by_halves(rows, start, stop, p, pc, top, y, w, weighted, halves)
+    _class_sums_by_halves(rows, start, stop, p, pct, top, y, w, weighted, halves)
     u = UNIT_ROUNDOFF
     n = stop - start
     for k in range(K):
@@ -797,19 +815,21 @@ def certain_s(stats, n, C, r, rule_eq32):
 
 
 @njit(cache=True)
-def _pair_stat(i, r, s, p, pc, y):
+def _pair_stat(i, r, s, p, pct, top, y):
     """Eqs (25), (26) for row i; s = -1: the single class r (g_ir, p_ir (1 - p_ir));
-    s = -2: LogitBoost's clipped working response (see losses.pair_statistics).
+    s = -2: LogitBoost's clipped working response (see losses.pair_statistics). 1 - p is
+    pct[i] at the row's top class, else computed (the value set_scores' pc holds there).
 
     The pair case comes first and reads each value once: this runs for every row of every
     node, and the branchy form it replaced was several times slower.
     """
     yi = y[i]
+    ti = top[i]
     p_r = p[i, r]
-    pc_r = pc[i, r]
+    pc_r = pct[i] if r == ti else 1.0 - p_r
     if s >= 0:
         p_s = p[i, s]
-        pc_s = pc[i, s]
+        pc_s = pct[i] if s == ti else 1.0 - p_s
         g_r = -pc_r if yi == r else p_r
         g_s = -pc_s if yi == s else p_s
         return g_r - g_s, p_r * pc_r + p_s * pc_s + 2.0 * p_r * p_s
@@ -824,13 +844,13 @@ def _pair_stat(i, r, s, p, pc, y):
 
 
 @njit(cache=True)
-def node_sums(rows, start, stop, r, s, p, pc, y, w, weighted, out):
+def node_sums(rows, start, stop, r, s, p, pct, top, y, w, weighted, out):
     """out[:] = (sum w g, sum w h, count) of the node under the pair (r, s)."""
     G = 0.0
     H = 0.0
     for j in range(start, stop):
         i = rows[j]
-        g, h = _pair_stat(i, r, s, p, pc, y)
+        g, h = _pair_stat(i, r, s, p, pct, top, y)
         if weighted:
             g *= w[i]
             h *= w[i]
@@ -842,9 +862,9 @@ def node_sums(rows, start, stop, r, s, p, pc, y, w, weighted, out):
 
 
 @njit(cache=True)
-def _row_channels(i, r, s, p, pc, y, w, weighted, first_order):
+def _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order):
     """The histogram channels (w g, w h) of row i under the pair (r, s); (w g, w) first_order."""
-    g, h = _pair_stat(i, r, s, p, pc, y)
+    g, h = _pair_stat(i, r, s, p, pct, top, y)
     if first_order:
         h = 1.0
     if weighted:
@@ -854,10 +874,10 @@ def _row_channels(i, r, s, p, pc, y, w, weighted, first_order):
 
 
 @njit(cache=True)
-def _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, first_order, gh):
+def _node_channels(rows, start, stop, r, s, p, pct, top, y, w, weighted, first_order, gh):
     """gh[j - start] = _row_channels of row rows[j]."""
     for j in range(start, stop):
-        g, h = _row_channels(rows[j], r, s, p, pc, y, w, weighted, first_order)
+        g, h = _row_channels(rows[j], r, s, p, pct, top, y, w, weighted, first_order)
         gh[j - start, 0] = g
         gh[j - start, 1] = h
 
@@ -889,14 +909,14 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
 
 
 @njit(cache=True)
-def node_histogram(rows, start, stop, r, s, codes, p, pc, y, w, weighted, first_order, hist, gh, n_threads):
+def node_histogram(rows, start, stop, r, s, codes, p, pct, top, y, w, weighted, first_order, hist, gh, n_threads):
     """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code
     ((w g, w, 1) with first_order).
 
     gh is scratch of shape (>= stop - start, 2).
     """
     D = codes.shape[1]
-    _node_channels(rows, start, stop, r, s, p, pc, y, w, weighted, first_order, gh)
+    _node_channels(rows, start, stop, r, s, p, pct, top, y, w, weighted, first_order, gh)
     if stop - start >= HALVES_ROWS:  # the sum of the halves' histograms
         mid = start + (stop - start) // 2
         second = np.empty(hist.shape)
@@ -1169,7 +1189,7 @@ def _add_to_bin(typingctx, hist, cell, g, h):
 
 
 @njit(cache=True)
-def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order, hist,
+def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order, hist,
                      gh, w_lo, w_hi, n_lo, n_hi):
     """The node's histogram for the features wide[w_lo:w_hi] and narrow[n_lo:n_hi].
 
@@ -1194,14 +1214,14 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, p
         if weighted or first_order:
             for j in range(start, stop):
                 i = rows[j]
-                g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
+                g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
                 ci = codes[i]  # the row's codes as a view: about 20% faster than codes[i, f] (letter)
                 for f in range(w_lo, w_hi):
                     _add_to_bin(hist, f * W + ci[f], g, h)
         else:  # the same without the flags in the loop, which LLVM leaves there: 1.2-1.4x faster
             for j in range(start, stop):
                 i = rows[j]
-                g, h = _pair_stat(i, r, s, p, pc, y)
+                g, h = _pair_stat(i, r, s, p, pct, top, y)
                 ci = codes[i]
                 for f in range(w_lo, w_hi):
                     _add_to_bin(hist, f * W + ci[f], g, h)
@@ -1209,7 +1229,7 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, p
     keep = n_hi > n_lo  # gh may be empty where this block has no narrow feature
     for j in range(start, stop):
         i = rows[j]
-        g, h = _row_channels(i, r, s, p, pc, y, w, weighted, first_order)
+        g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
         if keep:
             gh[j - start, 0] = g
             gh[j - start, 1] = h
@@ -1278,7 +1298,7 @@ def _put_narrow_bins(hist_f, missing_code, bins):
 
 
 @njit(cache=True, parallel=True)
-def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                         hist, n_blocks):
     """_histogram_block of one node by n_blocks threads, each with a block of the wide and of
     the narrow features, its own histogram (copied out) and its own channel scratch."""
@@ -1291,7 +1311,7 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p
         n_hi = (block + 1) * n_narrow // n_blocks
         own = np.empty(hist.shape)
         gh = np.empty((stop - start if n_hi > n_lo else 0, 2))
-        _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+        _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                          own, gh, w_lo, w_hi, n_lo, n_hi)
         for q in range(w_lo, w_hi):
             _copy2(own[wide[q]], hist[wide[q]])
@@ -1300,24 +1320,24 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p
 
 
 @njit(cache=True)
-def _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order, hist,
+def _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order, hist,
                     gh):
     """The node's whole histogram on one thread (of HALVES_ROWS rows or more: its halves', added)."""
     if stop - start >= HALVES_ROWS:
         mid = start + (stop - start) // 2
         second = np.empty(hist.shape)
-        _histogram_block(rows, start, mid, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+        _histogram_block(rows, start, mid, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                          hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
-        _histogram_block(rows, mid, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+        _histogram_block(rows, mid, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                          second, gh, 0, wide.shape[0], 0, narrow.shape[0])
         _add_into(hist, second)
         return
-    _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order, hist,
+    _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order, hist,
                      gh, 0, wide.shape[0], 0, narrow.shape[0])
 
 
 @njit(cache=True, parallel=True)
-def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted,
+def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
                                first_order, hist, second):
     """The halves of a node of HALVES_ROWS rows or more on two threads: the first into hist,
     the second into second (the caller adds them), each with its own channel scratch."""
@@ -1325,33 +1345,33 @@ def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, na
         lo, hi = _share(np.int64(half), start, stop)
         gh = np.empty((hi - lo if narrow.shape[0] else 0, 2))
         if half == 0:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                              hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
         else:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                              second, gh, 0, wide.shape[0], 0, narrow.shape[0])
 
 
 @njit(cache=True)
-def _node_histogram_threads(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+def _node_histogram_threads(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                             hist, gh, n_threads):
     """The node's whole histogram: its halves on two threads (HALVES_ROWS rows or more), or by
     feature blocks on n_threads threads where it is large enough, or on one thread."""
     if n_threads > 1 and stop - start >= HALVES_ROWS:
         second = np.empty(hist.shape)
-        _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted,
+        _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
                                    first_order, hist, second)
         _add_into(hist, second)
     elif n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS:
-        _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+        _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                             hist, min(n_threads, codes.shape[1]))
     else:
-        _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pc, y, w, weighted, first_order,
+        _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
                         hist, gh)
 
 
 @njit(cache=True)
-def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
                  node_stats):
     """pair[node]: AOSO's by eq (33) (or (32)), else (fixed_r, fixed_s).
 
@@ -1387,7 +1407,7 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted
             G_own = np.empty(K)
             Hd_own = np.empty(K)
             A_own = np.empty(K)
-            node_class_sums(rows, lo, hi, p, pc, top, y, w, weighted, G_own, Hd_own, A_own)
+            node_class_sums(rows, lo, hi, p, pct, top, y, w, weighted, G_own, Hd_own, A_own)
             summed_stats(G_own, Hd_own, A_own, n, stats)
             _copy2(stats, node_stats[node])
             r_own = pick_r(G_own)
@@ -1416,43 +1436,43 @@ def _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, b
 
 
 @njit(cache=True)
-def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pc, top,
+def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct, top,
                    y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
                    feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, n_threads):
     """One node of a batch: its pair, then its histogram (by feature blocks on n_threads
     threads where it is large enough) and best split, or only its sums if it cannot be split;
     with the batch slot's scratch arrays."""
-    _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+    _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
                  node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pc, y, w,
+        _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct, top, y, w,
                                 weighted, first_order, hist[slot], gh[slot], n_threads)
         _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
                     cand_gain, cand_at)
     else:
-        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 @njit(cache=True)
-def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pc,
+def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
                          split_gain, feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
     """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
     seconds at the first fit)."""
-    _choose_pair(node, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+    _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
                  node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pc, y, w,
+        _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct, top, y, w,
                         weighted, first_order, hist[slot], gh[slot])
         _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
                     cand_gain, cand_at)
     else:
-        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 #: The stages of _siblings_parallel
@@ -1488,7 +1508,7 @@ def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weig
 
 
 @njit(cache=True)
-def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pc, y, w,
+def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y, w,
                     weighted, first_order, hist, second):
     """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
     batch, those that grow): thread 1 sums the second half of each child of HALVES_ROWS rows or
@@ -1500,12 +1520,12 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
         if not grows[slot] or (thread == 1 and hi == lo):
             continue
         target = hist[slot] if thread == 0 else second[slot]
-        _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pc, y, w,
+        _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct, top, y, w,
                          weighted, first_order, target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
 
 
 @njit(cache=True)
-def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums,
+def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
                    split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at):
     """A child's best split (its halves added first, after _sibling_halves) or, if it does not
     grow, its sums."""
@@ -1516,12 +1536,12 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pc, y, w, wei
         _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
                     cand_gain, cand_at)
     else:
-        node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted, sums[node])
+        node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 @njit(cache=True, parallel=True)
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns, narrow, gh,
-                       p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
+                       p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
                        cand_gain, cand_at, n_slots, pair_r, cross):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
@@ -1535,17 +1555,17 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
             _sibling_cross(t, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross)
         elif stage == WHOLE:
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, columns, narrow,
-                                 gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                                 gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                  hist, prefix, suffix, cand_gain, cand_at)
         elif stage == PAIRS:
-            _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, fixed_r,
+            _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
                          fixed_s, pair, node_stats)
         elif stage == HALVES:
-            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pc, y, w,
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y, w,
                             weighted, first_order, hist, second)
         else:
-            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pc, y, w, weighted, min_samples_leaf, sums,
+            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
                            split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at)
 
 
@@ -1572,7 +1592,7 @@ def _combined_cross(cross, slot, n, C):
 
 
 @njit(cache=True)
-def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, node_stats, pair,
+def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats, pair,
              pair_r, cross):
     """The pairs of the batch's first n_slots nodes, after _pairs_r and the stage CROSS (their
     cross sums, large nodes' by halves on two threads: the sums node_cross_sums gives): s as
@@ -1595,13 +1615,13 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pc, top, y, w, we
             pair[node, 0] = r
             pair[node, 1] = s
         else:  # not certain: from the node's rows, as _choose_pair does
-            _choose_pair(node, TO_SUM, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, NONE, NONE, pair,
+            _choose_pair(node, TO_SUM, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, NONE, NONE, pair,
                          node_stats)
         sums_state[slot] = PAIRED
 
 
 @njit(cache=True)
-def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows, n_codes, max_leaves,
+def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
@@ -1611,7 +1631,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows
     gh, of shape (2, N, 2) if there are narrow features, is scratch for their passes.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
-    p, pc, top as CpuBackend.set_scores leaves them.
+    p, pct, top as CpuBackend.set_scores leaves them.
 
     Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
     node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
@@ -1662,7 +1682,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows
                              and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS)
         if fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
             # the root's class sums by halves on two threads, checked like derived sums
-            split_stats(rows, ZERO, N, p, pc, top, y, w, weighted, node_stats[0])
+            split_stats(rows, ZERO, N, p, pct, top, y, w, weighted, node_stats[0])
             sums_state[0] = DERIVED
         if fixed_r < 0 and n_batch == 2:
             # the smaller child's class sums from its rows, the larger's as the parent's minus
@@ -1670,13 +1690,13 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows
             small = 0 if stop[batch[0]] - start[batch[0]] <= stop[batch[1]] - start[batch[1]] else 1
             node = batch[small]
             if siblings_parallel:  # summed by halves on two threads: checked like derived sums
-                split_stats(rows, start[node], stop[node], p, pc, top, y, w, weighted, node_stats[node])
+                split_stats(rows, start[node], stop[node], p, pct, top, y, w, weighted, node_stats[node])
                 sums_state[small] = DERIVED
             else:
                 G_small = np.empty(K)
                 Hd_small = np.empty(K)
                 A_small = np.empty(K)
-                node_class_sums(rows, start[node], stop[node], p, pc, top, y, w, weighted, G_small, Hd_small,
+                node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small, Hd_small,
                                 A_small)
                 summed_stats(G_small, Hd_small, A_small, stop[node] - start[node], node_stats[node])
                 sums_state[small] = SUMMED
@@ -1688,10 +1708,10 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
             _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)
             _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
-                               narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, cand_at, n_batch, pair_r, cross)
-            _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pc, top, y, w, weighted, rule_eq32, node_stats,
+            _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and large:
             # a large child: every large child's histogram halves on two threads, then the
@@ -1701,18 +1721,18 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows
                 grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
             for stage in (PAIRS, HALVES, SPLITS):
                 _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
-                                   narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                                   narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                    hist, second, prefix, suffix, cand_gain, cand_at, ZERO, pair_r, cross)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
-                               narrow, gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, cand_at, ZERO, pair_r, cross)
         else:
             for b in range(n_batch):
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, columns, narrow,
-                               gh, p, pc, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                prefix, suffix, cand_gain, cand_at, n_threads)
         if n_leaves >= max_leaves:
@@ -1743,7 +1763,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pc, top, rows
         parent = best
     if first_order:  # the histograms summed weights: the values need the Hessian sums
         for node in range(n_nodes):
-            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pc, y, w, weighted,
+            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted,
                       sums[node])
     # nodes that stayed leaves carry no split
     for node in range(n_nodes):

@@ -52,8 +52,10 @@ class CpuBackend(Backend):
         self._narrow_gh = np.empty((2, n if len(self.narrow) else 0, 2))
         self.rows = np.arange(n, dtype=np.int64)
         self.p = np.empty((n, self.n_classes))
-        self.pc = np.empty((n, self.n_classes))
-        self.top = np.empty(n, dtype=np.int64)  # each row's first largest score (pc is 1 - p elsewhere)
+        # 1 - p where it loses digits: at each row's first largest score (top), computed from the
+        # other exponentials; elsewhere the kernels compute 1 - p where they read it (see pc)
+        self.pct = np.empty(n)
+        self.top = np.empty(n, dtype=np.int64)
         # set_scores keeps E = exp(F - rowmax) and the F it came from, and recomputes only
         # the exponentials whose argument changed (kernels.exponent_arguments)
         self._exponentials = np.empty((n, self.n_classes))
@@ -75,6 +77,14 @@ class CpuBackend(Backend):
 
     def set_scores(self, F):
         return self._score(F, None)
+
+    @property
+    def pc(self):
+        """1 - p of every row and class, as the reference's pc: pct at each row's top class, 1 - p
+        elsewhere (made on demand; the kernels read p, pct and top)."""
+        pc = 1.0 - self.p
+        pc[np.arange(pc.shape[0]), self.top] = self.pct
+        return pc
 
     def update_and_score(self, F, segments, deltas):
         """update_scores then set_scores, the same results, in fewer passes: the scores that
@@ -106,7 +116,7 @@ class CpuBackend(Backend):
                 values = self._exp_values[offset:offset + count]
                 np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
             kernels.softmax_from_exponentials(F, self._exponentials, self._exp_values, self._exp_at, counts, self.y,
-                                              self.p, self.pc, self.top, self._rest, self._margin)
+                                              self.p, self.pct, self.top, self._rest, self._margin)
         self._scored = True
         self._scored_F = F
         # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
@@ -122,7 +132,7 @@ class CpuBackend(Backend):
     def select_pairs(self, segments, rule):
         pairs = np.empty((len(segments), 2), dtype=np.int64)
         for j, (start, stop) in enumerate(segments):
-            pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pc, self.top, self.y,
+            pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pct, self.top, self.y,
                                          self.weight,
                                          self.weighted, rule == "eq32", self._G, self._Hd, self._C)
         return pairs
@@ -130,15 +140,15 @@ class CpuBackend(Backend):
     def node_sums(self, segments, pairs):
         sums = np.empty((len(segments), N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
-            kernels.node_sums(self.rows, int(start), int(stop), int(r), int(s), self.p, self.pc, self.y,
+            kernels.node_sums(self.rows, int(start), int(stop), int(r), int(s), self.p, self.pct, self.top, self.y,
                               self.weight, self.weighted, sums[j])
         return sums
 
     def histograms(self, segments, pairs, first_order=False):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
-            kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.p, self.pc,
-                                   self.y, self.weight, self.weighted, bool(first_order), hists[j], self._gh,
+            kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.p, self.pct,
+                                   self.top, self.y, self.weight, self.weighted, bool(first_order), hists[j], self._gh,
                                    self.n_threads)
         return hists
 
@@ -199,7 +209,7 @@ class CpuBackend(Backend):
         with _threads(self.n_threads):
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
                 self.codes, self.wide, self.columns, self.narrow, self._narrow_gh, self.y, self.weight, self.weighted,
-                self.p, self.pc, self.top, self.rows, self.n_codes,
+                self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
