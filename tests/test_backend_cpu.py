@@ -139,6 +139,52 @@ def test_parallel_sums_are_the_sequential_ones():
         np.testing.assert_array_equal(C, halved_column_sums(fast.p[lo:hi, 2, None] * fast.p[lo:hi]))
 
 
+@pytest.mark.parametrize("n_codes", [2, 3, 9, 17, 102, 257])
+def test_best_split_is_the_references_on_hard_histograms(n_codes):
+    # The compiled best split scans prefix and suffix sums and computes VW candidates' gains at
+    # once: ties (duplicate features, equal bins), empty bins, features with and without
+    # missing values, zero Hessian sums and minimum leaf sizes up to "no split" must give the
+    # reference's choice, bit for bit.
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.numpy import best_splits
+
+    rng = np.random.default_rng(n_codes)
+    for trial in range(40):
+        d = int(rng.integers(1, 6))
+        counts = rng.integers(0, 4, size=(d, n_codes)).astype(float)
+        counts[:, rng.random(n_codes) < 0.3] = 0.0  # empty bins
+        if trial % 3 == 0:
+            counts[:, -1] = 0.0  # no missing values
+        g = np.where(counts > 0, rng.normal(size=(d, n_codes)), 0.0)
+        h = np.where(counts > 0, rng.uniform(0.0, 1.0, size=(d, n_codes)), 0.0)
+        if trial % 4 == 1:
+            h[:, : n_codes // 2] = 0.0  # Hessian sums that are exactly 0 (guarded as 1)
+        if trial % 5 == 2:
+            g = np.round(g * 2) / 2  # many equal gains
+        if trial % 6 == 3:
+            counts[:, -1] = 2.0
+            g[:, -1] = h[:, -1] = 0.0  # missing rows that change no sum: either side, the same gain
+        hist = np.stack([g, h, counts], axis=-1)
+        # every feature holds the same rows: its bins must add up to the node's totals
+        hist[1:] = hist[:1] if trial % 2 else hist[1:]
+        if d > 1 and trial % 2 == 0:
+            for f in range(1, d):
+                hist[f] = rng.permutation(hist[0])  # the same totals in other bins
+        msl = [1, 2, 5, 1000][trial % 4]
+        want = best_splits(hist[None], hist[None, 0].sum(axis=1), msl)
+        lanes = np.zeros(hist.shape[:2] + (kernels.LANES,))
+        lanes[..., :3] = hist  # grow_tree's layout: a fourth channel, 0
+        for h_in in (np.ascontiguousarray(hist), lanes):
+            sums = np.empty(3)
+            scratch = (np.empty((n_codes, 3)), np.empty((n_codes, 3)), np.empty(2 * d * n_codes),
+                       np.empty(2 * d * n_codes, np.int64))
+            gain, f, b, missing_left = kernels.best_split(h_in, msl, sums, *scratch)
+            assert gain == want.gain[0] or (np.isinf(gain) and np.isinf(want.gain[0]))
+            np.testing.assert_array_equal(sums, want.sums[0])
+            if np.isfinite(want.gain[0]):
+                assert (f, b, missing_left) == (want.feature[0], want.bin[0], want.missing_left[0])
+
+
 def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
     """The class and cross sums as the plain loops they replace: a row at a time, class by class."""
     K = p.shape[1]
