@@ -54,21 +54,23 @@ class Tree:
     def n_leaves(self) -> int:
         return int(self.is_leaf.sum())
 
-    def node_vectors(self, n_classes: int) -> np.ndarray:
-        """Eq (29): the K-vector of every node, shape (n_nodes, n_classes), float64.
+    def node_vectors(self, n_classes: int, nodes: np.ndarray | None = None) -> np.ndarray:
+        """Eq (29): the K-vector of every node (or of ``nodes``, ids), shape (n_nodes, n_classes),
+        float64.
 
         +t at r and -t at s; a scalar tree of the K-tree family (s = -1) adds +t at r only;
         original LogitBoost's tree (s = -2) adds t (e_r - 1/K), its centred update.
         """
         if self.vector is not None:  # K-LogitBoost: every class has its own value
-            return self.vector.copy()
-        vectors = np.zeros((self.n_nodes, n_classes))
-        nodes = np.arange(self.n_nodes)
-        centred = self.pair[:, 1] == -2
-        vectors[centred] -= (self.value[centred] / n_classes)[:, None]
-        vectors[nodes, self.pair[:, 0]] += self.value
-        paired = self.pair[:, 1] >= 0
-        vectors[nodes[paired], self.pair[paired, 1]] -= self.value[paired]
+            return self.vector.copy() if nodes is None else self.vector[nodes]
+        pair, value = (self.pair, self.value) if nodes is None else (self.pair[nodes], self.value[nodes])
+        vectors = np.zeros((value.shape[0], n_classes))
+        rows = np.arange(value.shape[0])
+        centred = pair[:, 1] == -2
+        vectors[centred] -= (value[centred] / n_classes)[:, None]
+        vectors[rows, pair[:, 0]] += value
+        paired = pair[:, 1] >= 0
+        vectors[rows[paired], pair[paired, 1]] -= value[paired]
         return vectors
 
     def apply(self, codes: np.ndarray, missing_code: int) -> np.ndarray:

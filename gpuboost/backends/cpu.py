@@ -23,8 +23,12 @@ __all__ = ["CpuBackend", "CpuVectorBackend"]
 
 @contextmanager
 def _threads(n):
-    """numba's parallel kernels run on n threads inside the block; the caller's count after."""
+    """numba's parallel kernels run on n threads inside the block; the caller's count after.
+    (Setting the count costs microseconds, a few times a tree: it is left alone when equal.)"""
     previous = numba.get_num_threads()
+    if previous == n:
+        yield
+        return
     numba.set_num_threads(n)
     try:
         yield
