@@ -171,18 +171,23 @@ def test_best_split_is_the_references_on_hard_histograms(n_codes):
             for f in range(1, d):
                 hist[f] = rng.permutation(hist[0])  # the same totals in other bins
         msl = [1, 2, 5, 1000][trial % 4]
-        want = best_splits(hist[None], hist[None, 0].sum(axis=1), msl)
-        lanes = np.zeros(hist.shape[:2] + (kernels.LANES,))
-        lanes[..., :3] = hist  # grow_tree's layout: a fourth channel, 0
-        for h_in in (np.ascontiguousarray(hist), lanes):
-            sums = np.empty(3)
-            scratch = (np.empty((n_codes, 3)), np.empty((n_codes, 3)), np.empty(2 * d * n_codes),
-                       np.empty(2 * d * n_codes, np.int64))
-            gain, f, b, missing_left = kernels.best_split(h_in, msl, sums, *scratch)
-            assert gain == want.gain[0] or (np.isinf(gain) and np.isinf(want.gain[0]))
-            np.testing.assert_array_equal(sums, want.sums[0])
-            if np.isfinite(want.gain[0]):
-                assert (f, b, missing_left) == (want.feature[0], want.bin[0], want.missing_left[0])
+        # whole, and as two halves (the halved histogram of a node: best_split adds them)
+        first = np.round(hist * rng.uniform(0.0, 1.0, size=hist.shape), 3)
+        for parts in ((hist,), (first, hist - first)):
+            total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+            want = best_splits(total[None], total[None, 0].sum(axis=1), msl)
+            for lanes in (3, kernels.LANES):  # grow_tree's layout: a fourth channel, 0
+                h = [np.zeros(hist.shape[:2] + (lanes,)) for _ in parts]
+                for a, part in zip(h, parts):
+                    a[..., :3] = part
+                sums = np.empty(3)
+                scratch = (np.empty((n_codes, 3)), np.empty((n_codes, 3)), np.empty(2 * d * n_codes),
+                           np.empty(2 * d * n_codes, np.int64))
+                gain, f, b, missing_left = kernels.best_split(h[0], h[-1], len(parts) == 2, msl, sums, *scratch)
+                assert gain == want.gain[0] or (np.isinf(gain) and np.isinf(want.gain[0]))
+                np.testing.assert_array_equal(sums, want.sums[0])
+                if np.isfinite(want.gain[0]):
+                    assert (f, b, missing_left) == (want.feature[0], want.bin[0], want.missing_left[0])
 
 
 def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
@@ -301,8 +306,12 @@ def test_narrow_features_histograms_are_the_references(weighted):
     np.testing.assert_array_equal(columns, fast.codes.T)
     assert list(wide) == [0, 1, 2] and list(narrow) == [3, 4, 5, 6]
     segments = np.array([[0, n], [n // 3, n - 100]])
+    from gpuboost.backends.numpy import build_histogram
+
     for pair, first_order in (((1, 3), False), ((2, -1), True), ((0, -2), False)):
-        expected = ref.histograms(segments, np.array([pair, pair]), first_order)
+        # one pass over the rows (the kernels below), not the halves' sum of histograms()
+        expected = [build_histogram(ref.codes[ref.rows[lo:hi]], ref._channels(ref.rows[lo:hi], pair, first_order),
+                                    ref.n_codes) for lo, hi in segments]
         for j, (lo, hi) in enumerate(segments):
             hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)  # channels, and a fourth, 0
             kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow, fast.p,
@@ -529,11 +538,13 @@ def test_ensemble_prediction_matches_tree_by_tree(algorithm):
 
 
 def test_halves_rule_is_the_references():
-    # the kernels' copy of base.HALVES_ROWS (numba freezes module constants at compile time)
+    # the kernels' copies of base.HALVES_ROWS and hist_halves_rows (numba freezes module constants)
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends.base import HALVES_ROWS
+    from gpuboost.backends.base import HALVES_ROWS, hist_halves_rows
 
     assert kernels.HALVES_ROWS == HALVES_ROWS
+    for n_codes in (1, 2, 3, 8, 9, 17, 102, 256, 65536):
+        assert kernels._hist_halves_rows(np.int64(n_codes)) == hist_halves_rows(n_codes)
 
 
 def test_cross_sums_by_halves_on_two_threads_are_the_references():

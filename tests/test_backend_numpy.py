@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpuboost import losses
-from gpuboost.backends.base import COUNT, GRAD, HALVES_ROWS, HESS
+from gpuboost.backends.base import COUNT, GRAD, HESS, hist_halves_rows
 from gpuboost.backends.numpy import NumpyBackend, best_splits, build_histogram, halved_histogram
 
 
@@ -38,15 +38,17 @@ def test_histogram_against_naive_loop():
 
 
 def test_large_nodes_histograms_are_their_halves_sums():
-    # HALVES_ROWS rows or more: the sum of the two halves' histograms (the compiled backend's
-    # two threads); fewer: one pass. Either way the naive sums, to rounding
+    # hist_halves_rows(n_codes) rows or more: the sum of the two halves' histograms (the
+    # compiled backend's two threads); fewer: one pass. Either way the naive sums, to rounding
     rng = np.random.default_rng(1)
-    for n in (HALVES_ROWS - 1, HALVES_ROWS, HALVES_ROWS + 7):
+    assert hist_halves_rows(9) == 360 and hist_halves_rows(3) == 256 and hist_halves_rows(256) == 10240
+    halves_rows = hist_halves_rows(9)
+    for n in (halves_rows - 1, halves_rows, halves_rows + 7):
         codes = rng.integers(0, 9, size=(n, 3)).astype(np.uint8)
         values = rng.normal(size=(n, 2))
         mid = n // 2
         halves = build_histogram(codes[:mid], values[:mid], 9) + build_histogram(codes[mid:], values[mid:], 9)
-        expected = halves if n >= HALVES_ROWS else build_histogram(codes, values, 9)
+        expected = halves if n >= halves_rows else build_histogram(codes, values, 9)
         np.testing.assert_array_equal(halved_histogram(codes, values, 9), expected)
         np.testing.assert_allclose(halved_histogram(codes, values, 9), naive_histogram(codes, values, 9), rtol=1e-10,
                                    atol=1e-10)

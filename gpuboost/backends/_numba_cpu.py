@@ -34,9 +34,14 @@ GAIN_NOISE = 8 * np.finfo(np.float64).eps  # as losses.GAIN_NOISE
 SPLIT_TIE = 1e-10  # as losses.SPLIT_TIE
 Z_MAX = 4.0  # as losses.Z_MAX
 
-#: A node of at least this many rows has the sum of its two halves' histograms (as
-#: base.HALVES_ROWS; a test holds them equal): two threads sum a half each.
-HALVES_ROWS = 4096
+#: A node of at least this many rows has the sum of its two halves' cross sums, and from
+#: _hist_halves_rows(n_codes) rows the sum of its two halves' histograms (as base.HALVES_ROWS
+#: and base.hist_halves_rows; a test holds them equal): two threads sum a half each. (NumPy
+#: integers: _share takes one as an argument, and numba would compile it again for each
+#: Python int constant.)
+HALVES_ROWS = np.int64(4096)
+HIST_HALVES_MIN = np.int64(256)
+HIST_HALVES_PER_CODE = np.int64(40)
 
 #: The whole-tree histograms have a fourth channel, always 0, so that a row's three additions
 #: to a bin are one 4-wide vector addition (_add_to_bin).
@@ -56,6 +61,12 @@ HISTOGRAM_CELLS = 1 << 16
 
 #: set_scores splits its rows between the threads from this many (row, class) scores.
 PARALLEL_SCORES = 1 << 16
+
+
+@njit(cache=True)
+def _hist_halves_rows(n_codes):
+    """base.hist_halves_rows: the fewest rows of a node whose histogram is its halves' sum."""
+    return max(HIST_HALVES_MIN, HIST_HALVES_PER_CODE * n_codes)
 
 
 # -- float64 vectors in registers ----------------------------------------------------------
@@ -965,7 +976,7 @@ def node_histogram(rows, start, stop, r, s, codes, p, pct, top, y, w, weighted, 
     """
     D = codes.shape[1]
     _node_channels(rows, start, stop, r, s, p, pct, top, y, w, weighted, first_order, gh)
-    if stop - start >= HALVES_ROWS:  # the sum of the halves' histograms
+    if stop - start >= _hist_halves_rows(hist.shape[1]):  # the sum of the halves' histograms
         mid = start + (stop - start) // 2
         second = np.empty(hist.shape)
         _staged_accumulate(rows, start, mid, codes, gh, hist, n_threads)
@@ -1046,9 +1057,17 @@ def _vmissing_gains(pre, suf, b0, n, shift_left, mg, mh, mc, msl, parent):
     return _vfirst(_vif_ge(pc, least, _vif_ge(sc, least, gain, none), none), n, -np.inf)
 
 
+@njit(cache=True, inline="always")
+def _bin(hist, second, halved, f, b, c):
+    """Channel c of bin b of feature f: of the histogram, or of the sum of the halves' (hist +
+    second, the reference's halved_histogram) where the node was halved."""
+    return hist[f, b, c] + second[f, b, c] if halved else hist[f, b, c]
+
+
 @njit(cache=True)
-def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at):
-    """Best split of one node by eq (30), as backends.numpy.best_splits does it.
+def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at):
+    """Best split of one node by eq (30), as backends.numpy.best_splits does it. Its histogram
+    is hist, or hist + second (the halves', added here bin by bin) where halved.
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
     shape (n_codes, 3); cand_gain (float64) of length >= 2 D (n_codes - 1); cand_at is not used
@@ -1068,7 +1087,7 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at)
     for c in range(3):
         t = 0.0
         for b in range(W):
-            t += hist[0, b, c]
+            t += _bin(hist, second, halved, 0, b, c)
         sums[c] = t
     G = sums[GRAD]
     H = sums[HESS]
@@ -1090,23 +1109,23 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at)
         suf[HESS, nb - 1] = 0.0
         suf[COUNT, nb - 1] = 0.0
         for b in range(nb):
-            pg += hist[f, b, GRAD]
-            ph += hist[f, b, HESS]
-            pn += hist[f, b, COUNT]
+            pg += _bin(hist, second, halved, f, b, GRAD)
+            ph += _bin(hist, second, halved, f, b, HESS)
+            pn += _bin(hist, second, halved, f, b, COUNT)
             pre[GRAD, b] = pg
             pre[HESS, b] = ph
             pre[COUNT, b] = pn
             q = nb - 1 - b  # suffix[q - 1] = bins q..nb - 1, summed from the last
             if q > 0:
-                sg += hist[f, q, GRAD]
-                sh += hist[f, q, HESS]
-                sn += hist[f, q, COUNT]
+                sg += _bin(hist, second, halved, f, q, GRAD)
+                sh += _bin(hist, second, halved, f, q, HESS)
+                sn += _bin(hist, second, halved, f, q, COUNT)
                 suf[GRAD, q - 1] = sg
                 suf[HESS, q - 1] = sh
                 suf[COUNT, q - 1] = sn
-        mg = hist[f, nb, GRAD]
-        mh = hist[f, nb, HESS]
-        mc = hist[f, nb, COUNT]
+        mg = _bin(hist, second, halved, f, nb, GRAD)
+        mh = _bin(hist, second, halved, f, nb, HESS)
+        mc = _bin(hist, second, halved, f, nb, COUNT)
         best = _vsplat(-np.inf)
         for b0 in range(0, nb, VW):
             m = _lanes(b0, nb)
@@ -1130,7 +1149,7 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at)
     for f in range(D):  # the first candidate at or above the threshold, in the reference's order
         if not feature_top[f] >= threshold:
             continue
-        with_left = hist[f, nb, COUNT] > 0
+        with_left = _bin(hist, second, halved, f, nb, COUNT) > 0
         for b in range(nb):
             if cand_gain[f * nb + b] >= threshold:
                 best_f, best_b, best_dir, best_gain = f, b, 0, cand_gain[f * nb + b]
@@ -1139,12 +1158,12 @@ def best_split(hist, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at)
                 best_f, best_b, best_dir, best_gain = f, b, 1, cand_gain[(D + f) * nb + b]
                 break
         break
-    if hist[best_f, nb, COUNT] > 0:  # the chosen feature has missing values in the node
+    if _bin(hist, second, halved, best_f, nb, COUNT) > 0:  # the chosen feature has missing values in the node
         missing_left = best_dir == 1
     else:
         left_rows = 0.0
         for b in range(best_b + 1):
-            left_rows += hist[best_f, b, COUNT]
+            left_rows += _bin(hist, second, halved, best_f, b, COUNT)
         missing_left = left_rows >= n - left_rows
     return best_gain, best_f, best_b, missing_left
 
@@ -1215,19 +1234,24 @@ def update_scores(F, rows, seg_start, seg_stop, deltas):
 # the larger child by subtraction" above). With two threads or more:
 #
 # - the two children run on one thread each, all their passes in one parallel region
-#   (_evaluate_siblings_parallel), from SIBLING_CELLS; the smaller child's class sums before
+#   (_siblings_parallel, stage WHOLE), from SIBLING_CELLS; the smaller child's class sums before
 #   it, by two threads over half of its rows each (split_stats, checked like derived sums);
 # - the root's class sums run on two threads over half of its rows each (split_stats), its
-#   histogram by halves (from HALVES_ROWS) or else by feature blocks (from HISTOGRAM_CELLS); a
-#   batch below SIBLING_CELLS runs on one thread.
+#   histogram by halves (from _hist_halves_rows) or else by feature blocks (from
+#   HISTOGRAM_CELLS); a batch below SIBLING_CELLS runs on one thread.
 #
 # - a split with a child of HALVES_ROWS rows or more (and the root, if it has as many): the
 #   pairs' cross sums by halves (stage CROSS: a large node's halves a thread each, the first
-#   classes r and then s picked around it, _pairs_r and _pairs_s), then each large child's
-#   histogram by halves, then the splits a child a thread. The larger child no longer sets the
-#   pace (2026-11-23, 2 threads, A/B of the whole-tree kernel: the histograms by halves 1.25x
-#   on letter, 1.5x on covertype290k; the cross sums by halves another 1.17-1.20x on letter,
-#   1.09x on covertype290k).
+#   classes r and then s picked around it, _pairs_r and _pairs_s);
+# - a split with a child of _hist_halves_rows rows or more: the pairs (a child a thread, where
+#   CROSS did not choose them), then each such child's histogram by halves, then the splits a
+#   child a thread, which add the halves bin by bin where they scan them (no pass of its own).
+#   The larger child no longer sets the pace (2026-11-23, 2 threads, A/B of the whole-tree
+#   kernel: the histograms by halves 1.25x on letter, 1.5x on covertype290k; the cross sums by
+#   halves another 1.17-1.20x on letter, 1.09x on covertype290k; 2026-11-25, halves from 680
+#   rows instead of 4096 on letter's 17 codes, the halves added in the split scan: grow_tree
+#   1.35-1.41 -> 1.26-1.32 ms; from 4080 on pendigits' 102 codes, as before: each half's
+#   histogram to clear and scan costs what halving gains there).
 #
 # Measured on the 2-core machine (2026-11-23, letter, 2 threads): the siblings in parallel and
 # the root's histogram by features take a tree from 5.6 to 4.4 ms, the derived class sums to
@@ -1277,8 +1301,8 @@ def _add_to_bin(typingctx, hist, cell, g, h):
 
 
 @njit(cache=True)
-def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order, hist,
-                     gh, w_lo, w_hi, n_lo, n_hi):
+def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
+                     hist, gh, w_lo, w_hi, n_lo, n_hi):
     """The node's histogram for the features wide[w_lo:w_hi] and narrow[n_lo:n_hi].
 
     Wide features: one pass over the rows, channels computed on the fly, every feature of a
@@ -1399,8 +1423,8 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p
         n_hi = (block + 1) * n_narrow // n_blocks
         own = np.empty(hist.shape)
         gh = np.empty((stop - start if n_hi > n_lo else 0, 2))
-        _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                         own, gh, w_lo, w_hi, n_lo, n_hi)
+        _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                         first_order, own, gh, w_lo, w_hi, n_lo, n_hi)
         for q in range(w_lo, w_hi):
             _copy2(own[wide[q]], hist[wide[q]])
         for q in range(n_lo, n_hi):
@@ -1408,54 +1432,55 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p
 
 
 @njit(cache=True)
-def _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order, hist,
-                    gh):
-    """The node's whole histogram on one thread (of HALVES_ROWS rows or more: its halves', added)."""
-    if stop - start >= HALVES_ROWS:
+def _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
+                    hist, second, gh):
+    """The node's histogram on one thread; of _hist_halves_rows rows or more, its halves' into
+    hist and second (best_split adds them bin by bin, as the reference's sum of the halves).
+    Returns whether it was halved."""
+    if stop - start >= _hist_halves_rows(hist.shape[1]):
         mid = start + (stop - start) // 2
-        second = np.empty(hist.shape)
-        _histogram_block(rows, start, mid, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                         hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
-        _histogram_block(rows, mid, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                         second, gh, 0, wide.shape[0], 0, narrow.shape[0])
-        _add_into(hist, second)
-        return
-    _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order, hist,
-                     gh, 0, wide.shape[0], 0, narrow.shape[0])
+        _histogram_block(rows, start, mid, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                         first_order, hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
+        _histogram_block(rows, mid, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                         first_order, second, gh, 0, wide.shape[0], 0, narrow.shape[0])
+        return True
+    _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
+                     hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
+    return False
 
 
 @njit(cache=True, parallel=True)
 def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
                                first_order, hist, second):
-    """The halves of a node of HALVES_ROWS rows or more on two threads: the first into hist,
-    the second into second (the caller adds them), each with its own channel scratch."""
+    """The halves of a node of _hist_halves_rows rows or more on two threads: the first into
+    hist, the second into second, each with its own channel scratch."""
     for half in prange(2):
-        lo, hi = _share(np.int64(half), start, stop)
+        lo, hi = _share(np.int64(half), start, stop, _hist_halves_rows(hist.shape[1]))
         gh = np.empty((hi - lo if narrow.shape[0] else 0, 2))
         if half == 0:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                             hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
+            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                             first_order, hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
         else:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                             second, gh, 0, wide.shape[0], 0, narrow.shape[0])
+            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                             first_order, second, gh, 0, wide.shape[0], 0, narrow.shape[0])
 
 
 @njit(cache=True)
-def _node_histogram_threads(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                            hist, gh, n_threads):
-    """The node's whole histogram: its halves on two threads (HALVES_ROWS rows or more), or by
-    feature blocks on n_threads threads where it is large enough, or on one thread."""
-    if n_threads > 1 and stop - start >= HALVES_ROWS:
-        second = np.empty(hist.shape)
+def _node_histogram_threads(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                            first_order, hist, second, gh, n_threads):
+    """The node's histogram: its halves on two threads (_hist_halves_rows rows or more), or by
+    feature blocks on n_threads threads where it is large enough, or on one thread. Returns
+    whether it was halved (the halves in hist and second)."""
+    if n_threads > 1 and stop - start >= _hist_halves_rows(hist.shape[1]):
         _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
                                    first_order, hist, second)
-        _add_into(hist, second)
-    elif n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS:
-        _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                            hist, min(n_threads, codes.shape[1]))
-    else:
-        _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                        hist, gh)
+        return True
+    if n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS:
+        _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                            first_order, hist, min(n_threads, codes.shape[1]))
+        return False
+    return _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+                           first_order, hist, second, gh)
 
 
 @njit(cache=True)
@@ -1511,11 +1536,12 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighte
 
 
 @njit(cache=True)
-def _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
-                cand_gain, cand_at):
-    """The node's best split from its histogram hist[slot] (and its sums), kept if its gain is > 0."""
-    g, f, bb, ml = best_split(hist[slot], min_samples_leaf, sums[node], prefix[slot], suffix[slot], cand_gain[slot],
-                              cand_at[slot])
+def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
+                prefix, suffix, cand_gain, cand_at):
+    """The node's best split from its histogram hist[slot] (halved: hist[slot] + second[slot]),
+    and its sums, kept if its gain is > 0."""
+    g, f, bb, ml = best_split(hist[slot], second[slot], halved, min_samples_leaf, sums[node], prefix[slot],
+                              suffix[slot], cand_gain[slot], cand_at[slot])
     if g > 0.0:
         split_gain[node] = g
         feature[node] = f
@@ -1526,19 +1552,21 @@ def _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, b
 @njit(cache=True)
 def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct, top,
                    y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
-                   feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at, n_threads):
-    """One node of a batch: its pair, then its histogram (by feature blocks on n_threads
-    threads where it is large enough) and best split, or only its sums if it cannot be split;
-    with the batch slot's scratch arrays."""
+                   feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain, cand_at,
+                   n_threads):
+    """One node of a batch: its pair, then its histogram (by halves or feature blocks on
+    n_threads threads where it is large enough) and best split, or only its sums if it cannot
+    be split; with the batch slot's scratch arrays."""
     _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
                  node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct, top, y, w,
-                                weighted, first_order, hist[slot], gh[slot], n_threads)
-        _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
-                    cand_gain, cand_at)
+        halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p,
+                                         pct, top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot],
+                                         n_threads)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
+                    prefix, suffix, cand_gain, cand_at)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -1546,7 +1574,8 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
 @njit(cache=True)
 def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                         split_gain, feature, bin_, missing_left, node_stats, hist, prefix, suffix, cand_gain, cand_at):
+                         split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
+                         cand_at):
     """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
     seconds at the first fit)."""
@@ -1555,10 +1584,10 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct, top, y, w,
-                        weighted, first_order, hist[slot], gh[slot])
-        _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
-                    cand_gain, cand_at)
+        halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct,
+                                 top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot])
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
+                    prefix, suffix, cand_gain, cand_at)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -1568,10 +1597,11 @@ WHOLE, PAIRS, HALVES, SPLITS, CROSS = np.int64(0), np.int64(1), np.int64(2), np.
 
 
 @njit(cache=True)
-def _share(thread, lo, hi):
-    """The rows [lo, hi) of a node that thread 0 or 1 sums by the halves rule: of a node of
-    HALVES_ROWS rows or more, its half; of a smaller one, all (thread 0) or none (thread 1)."""
-    if hi - lo < HALVES_ROWS:
+def _share(thread, lo, hi, halves_rows):
+    """The rows [lo, hi) of a node that thread 0 or 1 sums by the halves rule (HALVES_ROWS for
+    cross sums, _hist_halves_rows for histograms): of a node of halves_rows rows or more, its
+    half; of a smaller one, all (thread 0) or none (thread 1)."""
+    if hi - lo < halves_rows:
         return (lo, hi) if thread == 0 else (hi, hi)
     mid = lo + (hi - lo) // 2
     return (lo, mid) if thread == 0 else (mid, hi)
@@ -1586,7 +1616,7 @@ def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weig
     K = p.shape[1]
     for slot in range(n_slots):
         node = batch[slot]
-        lo, hi = _share(thread, start[node], stop[node])
+        lo, hi = _share(thread, start[node], stop[node], HALVES_ROWS)
         if pair_r[slot] < 0 or (thread == 1 and hi == lo):
             continue
         own = np.zeros(K)
@@ -1599,12 +1629,12 @@ def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weig
 def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y, w,
                     weighted, first_order, hist, second):
     """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
-    batch, those that grow): thread 1 sums the second half of each child of HALVES_ROWS rows or
-    more into second[slot], thread 0 the first half into hist[slot], and a smaller child whole.
-    gh[thread] is its channel scratch (narrow features)."""
+    batch, those that grow): thread 1 sums the second half of each child of _hist_halves_rows
+    rows or more into second[slot], thread 0 the first half into hist[slot], and a smaller child
+    whole. gh[thread] is its channel scratch (narrow features)."""
     for slot in range(2):
         node = batch[slot]
-        lo, hi = _share(thread, start[node], stop[node])
+        lo, hi = _share(thread, start[node], stop[node], _hist_halves_rows(hist.shape[2]))
         if not grows[slot] or (thread == 1 and hi == lo):
             continue
         target = hist[slot] if thread == 0 else second[slot]
@@ -1615,14 +1645,13 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
 @njit(cache=True)
 def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
                    split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at):
-    """A child's best split (its halves added first, after _sibling_halves) or, if it does not
-    grow, its sums."""
+    """A child's best split (of the sum of its halves, after _sibling_halves, where it has
+    _hist_halves_rows rows or more) or, if it does not grow, its sums."""
     node = batch[slot]
     if grows[slot]:
-        if stop[node] - start[node] >= HALVES_ROWS:
-            _add_into(hist[slot], second[slot])
-        _keep_split(slot, node, hist, min_samples_leaf, sums, split_gain, feature, bin_, missing_left, prefix, suffix,
-                    cand_gain, cand_at)
+        halved = stop[node] - start[node] >= _hist_halves_rows(hist.shape[2])
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
+                    prefix, suffix, cand_gain, cand_at)
     else:
         node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -1645,16 +1674,17 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, columns, narrow,
                                  gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                 hist, prefix, suffix, cand_gain, cand_at)
+                                 hist, second, prefix, suffix, cand_gain, cand_at)
         elif stage == PAIRS:
             _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
                          fixed_s, pair, node_stats)
         elif stage == HALVES:
-            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y, w,
-                            weighted, first_order, hist, second)
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y,
+                            w, weighted, first_order, hist, second)
         else:
-            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
-                           split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at)
+            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
+                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
+                           cand_at)
 
 
 @njit(cache=True)
@@ -1751,7 +1781,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
     grows = np.empty(2, np.bool_)  # which nodes of a batch get a histogram (the others only sums)
     pair_r = np.empty(2, np.int64)  # the batch's first classes r, before their cross sums
     cross = np.zeros((2, 2, K))  # [half, slot]: the batch's cross sums by halves
-    second = np.empty((2, D, n_codes, LANES))  # the second halves' histograms of large nodes
+    second = np.empty((2, D, n_codes, LANES))  # the second halves' histograms of halved nodes
     scratch = np.empty(N, rows.dtype)
 
     for j in range(N):
@@ -1790,8 +1820,8 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
                 sums_state[small] = SUMMED
             derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
             sums_state[1 - small] = DERIVED
-        large = n_threads > 1 and max(stop[batch[0]] - start[batch[0]], stop[batch[n_batch - 1]]
-                                      - start[batch[n_batch - 1]]) >= HALVES_ROWS
+        largest = max(stop[batch[0]] - start[batch[0]], stop[batch[n_batch - 1]] - start[batch[n_batch - 1]])
+        large = n_threads > 1 and largest >= HALVES_ROWS
         if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel):
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
             _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)
@@ -1801,10 +1831,11 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
                                second, prefix, suffix, cand_gain, cand_at, n_batch, pair_r, cross)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
-        if siblings_parallel and large:
-            # a large child: every large child's histogram halves on two threads, then the
-            # splits (a child a thread); the pairs are PAIRED already (stage PAIRS: only the
-            # fixed pairs of other algorithms, and eq (32))
+        if siblings_parallel and largest >= _hist_halves_rows(n_codes):
+            # a child of _hist_halves_rows rows or more: the pairs (a child a thread; PAIRED
+            # already where the stage CROSS chose them), every such child's histogram halves on
+            # two threads (a smaller child whole on the first), then the splits (a child a
+            # thread), which add the halves where they scan them
             for b in range(2):
                 grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
             for stage in (PAIRS, HALVES, SPLITS):
@@ -1822,7 +1853,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, columns, narrow,
                                gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               prefix, suffix, cand_gain, cand_at, n_threads)
+                               second, prefix, suffix, cand_gain, cand_at, n_threads)
         if n_leaves >= max_leaves:
             break
         # the open leaf with the largest gain; ties: the lowest node id

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
-from .base import COUNT, HALVES_ROWS, N_CHANNELS, Backend, SplitBatch
+from .base import COUNT, N_CHANNELS, Backend, SplitBatch, hist_halves_rows
 from .numpy import NumpyBackend
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -164,8 +164,9 @@ class CpuBackend(Backend):
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
         cand_at = np.empty(cand_gain.shape[0], np.int64)
         for j in range(n):
-            found = kernels.best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), out.sums[j], prefix,
-                                       suffix, cand_gain, cand_at)
+            hist = np.ascontiguousarray(hists[j])
+            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), out.sums[j], prefix, suffix, cand_gain,
+                                       cand_at)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
@@ -293,7 +294,7 @@ class CpuVectorBackend(NumpyBackend):
 
     Each compiled stage is the reference's arithmetic in the reference's order, so the models
     are the reference's bit for bit (tests hold every stage to it): histograms sum each bin in
-    row order, as NumPy's bincount does (pair histograms by halves from HALVES_ROWS rows);
+    row order, as NumPy's bincount does (pair histograms by halves from hist_halves_rows rows);
     sums that NumPy computes with its pairwise summation (AdaBoost.MH's sums over classes and
     its weights' total, the multi-label loss) follow that summation (_numpy_sum); exponentials
     and log1p stay NumPy's. Compiled: the vector histograms and their best splits (features in
@@ -437,12 +438,12 @@ class CpuVectorBackend(NumpyBackend):
 
     def histograms(self, segments, pairs, first_order=False):
         """The LogitBoost family's pair histograms (multi-label targets), as the reference's
-        halved_histogram: a node of HALVES_ROWS rows or more sums its halves' histograms."""
+        halved_histogram: a node of hist_halves_rows(n_codes) rows or more sums its halves' histograms."""
         hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, (segment, pair) in enumerate(zip(segments, pairs)):
             idx = self._segment(segment)
             values = self._segment_channels(segment, pair, first_order)
-            if idx.size < HALVES_ROWS:
+            if idx.size < hist_halves_rows(self.n_codes):
                 self._histogram(idx, values, hists[j])
             else:
                 mid = idx.size // 2

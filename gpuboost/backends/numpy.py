@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import losses
-from .base import COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch
+from .base import COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch, hist_halves_rows
 
 __all__ = ["NumpyBackend", "build_histogram", "halved_histogram", "best_splits"]
 
@@ -44,10 +44,10 @@ def build_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, counts:
 
 def halved_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int) -> np.ndarray:
     """build_histogram of a node's rows (in partition order), as the sum of its two halves'
-    where it has HALVES_ROWS rows or more (base.HALVES_ROWS: the compiled backend sums the
+    where it has base.hist_halves_rows(n_codes) rows or more (the compiled backend sums the
     halves on two threads)."""
     n = codes.shape[0]
-    if n < HALVES_ROWS:
+    if n < hist_halves_rows(n_codes):
         return build_histogram(codes, values, n_codes)
     mid = n // 2
     return build_histogram(codes[:mid], values[:mid], n_codes) + build_histogram(codes[mid:], values[mid:], n_codes)
