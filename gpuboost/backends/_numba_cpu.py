@@ -326,15 +326,16 @@ def _row_top(F, i):
 
 
 @njit(cache=True)
-def _row_arguments(F, F_last, i, m, values, at, count):
-    """Every exponent argument of row i (its maximum m changed) from values[count]; F_last[i]
-    brought up to date. Returns the next count."""
+def _row_arguments(F, F_last, i, m, values, at, count, keep_last):
+    """Every exponent argument of row i (its maximum m changed) from values[count]; keep_last:
+    F_last[i] brought up to date. Returns the next count."""
     K = F.shape[1]
     for k in range(K):
         values[count] = F[i, k] - m
         at[count] = i * K + k
         count += 1
-        F_last[i, k] = F[i, k]
+        if keep_last:
+            F_last[i, k] = F[i, k]
     return count
 
 
@@ -346,7 +347,7 @@ def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, 
         m, t = _row_top(F, i)
         top[i] = t
         if not scored or m != row_max[i]:
-            count = _row_arguments(F, F_last, i, m, values, at, count)
+            count = _row_arguments(F, F_last, i, m, values, at, count, True)
         else:
             for k in range(K):
                 if F[i, k] != F_last[i, k]:
@@ -401,16 +402,19 @@ def _leaves_of_rows(rows, seg_start, seg_stop, deltas, leaf_of, classes, n_chang
 
 
 @njit(cache=True, parallel=True)
-def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, F_last, row_max, top, values, at, counts):
-    """update_scores and exponent_arguments in one pass, without comparing F with F_last: the scores that
-    changed are the leaves' nonzero classes (a class whose score a tiny step left as it was is
-    recomputed all the same: the same argument, the same exponential).
+def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max, top, values, at, counts):
+    """update_scores and exponent_arguments in one pass, without comparing F with the last
+    scored F: the scores that changed are the leaves' nonzero classes (a class whose score a
+    tiny step left as it was is recomputed all the same: the same argument, the same
+    exponential).
 
-    F must be the array of the last scoring, unchanged since (F_last is F, and row_max and top
-    are its row maxima and first largest classes), which saves reading F_last, and most of F:
-    a row's new maximum is its old one or a changed score, unless the top class's score went
-    down (then the row is scanned). The results are exponent_arguments' for the updated F, and
-    F_last is brought up to date the same way. Row blocks as in exponent_arguments.
+    F must be the array of the last scoring, unchanged since (row_max and top are its row
+    maxima and first largest classes), which saves reading most of F: a row's new maximum is
+    its old one or a changed score, unless the top class's score went down (then the row is
+    scanned). The results are exponent_arguments' for the updated F, but exponent_arguments'
+    copy of the last scored F is not kept up to date (n x K writes a tree): the caller's next
+    exponent_arguments must rescore every exponential (scored False). Row blocks as in
+    exponent_arguments.
     """
     n, K = F.shape
     n_leaves = seg_start.shape[0]
@@ -443,14 +447,13 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, F_last, 
                         t = k
             top[i] = t
             if m != row_max[i]:
-                count = _row_arguments(F, F_last, i, m, values, at, count)
+                count = _row_arguments(F, F, i, m, values, at, count, False)
             elif j >= 0:
                 for c in range(n_changed[j]):
                     k = classes[j, c]
                     values[count] = F[i, k] - m
                     at[count] = i * K + k
                     count += 1
-                    F_last[i, k] = F[i, k]
             row_max[i] = m
         counts[block] = count - i_lo * K
 

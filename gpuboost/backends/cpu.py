@@ -64,6 +64,7 @@ class CpuBackend(Backend):
         # the exponentials whose argument changed (kernels.exponent_arguments)
         self._exponentials = np.empty((n, self.n_classes))
         self._F_last = np.empty((n, self.n_classes))
+        self._last_kept = False  # _F_last is the last scored F (update_and_score leaves it stale)
         self._row_max = np.empty(n)
         self._scored = False
         self._scored_F = None  # the array set_scores last scored (update_and_score's fast path)
@@ -107,14 +108,15 @@ class CpuBackend(Backend):
         counts = self._exp_counts[:self.n_threads if n * K >= kernels.PARALLEL_SCORES else 1]
         with _threads(self.n_threads):
             if update is None:
-                kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored, self._exp_values,
-                                           self._exp_at, counts)
+                kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored and self._last_kept,
+                                           self._exp_values, self._exp_at, counts)
+                self._last_kept = True
             else:
                 segments, deltas = update
                 kernels.update_and_arguments(F, self.rows, np.ascontiguousarray(segments[:, 0]),
                                              np.ascontiguousarray(segments[:, 1]), deltas, self._leaf_of,
-                                             self._F_last, self._row_max, self.top, self._exp_values, self._exp_at,
-                                             counts)
+                                             self._row_max, self.top, self._exp_values, self._exp_at, counts)
+                self._last_kept = False  # _F_last is stale: the next set_scores rescores every row
             for block, count in enumerate(counts):
                 offset = block * n // len(counts) * K
                 values = self._exp_values[offset:offset + count]
