@@ -325,6 +325,10 @@ def _row_top(F, i):
     return m, t
 
 
+#: _row_arguments' flag (NumPy booleans: numba compiles a kernel again for each literal bool)
+KEEP_LAST, DROP_LAST = np.bool_(True), np.bool_(False)
+
+
 @njit(cache=True)
 def _row_arguments(F, F_last, i, m, values, at, count, keep_last):
     """Every exponent argument of row i (its maximum m changed) from values[count]; keep_last:
@@ -347,7 +351,7 @@ def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, 
         m, t = _row_top(F, i)
         top[i] = t
         if not scored or m != row_max[i]:
-            count = _row_arguments(F, F_last, i, m, values, at, count, True)
+            count = _row_arguments(F, F_last, i, m, values, at, count, KEEP_LAST)
         else:
             for k in range(K):
                 if F[i, k] != F_last[i, k]:
@@ -447,7 +451,7 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
                         t = k
             top[i] = t
             if m != row_max[i]:
-                count = _row_arguments(F, F, i, m, values, at, count, False)
+                count = _row_arguments(F, F, i, m, values, at, count, DROP_LAST)
             elif j >= 0:
                 for c in range(n_changed[j]):
                     k = classes[j, c]
