@@ -313,6 +313,23 @@ def _lanes(k0, k_hi):
     return min(max(k_hi - k0, 0), VW)
 
 
+@njit(cache=True, inline="always")
+def _vload_block(a, k0, k_end):
+    """a[k0:k_end] of a 1-d array (at most VW * VBLOCK values) as VBLOCK vectors (0 past k_end)."""
+    return (_vload(a, ZERO, k0, _lanes(k0, k_end)), _vload(a, ZERO, k0 + VW, _lanes(k0 + VW, k_end)),
+            _vload(a, ZERO, k0 + 2 * VW, _lanes(k0 + 2 * VW, k_end)),
+            _vload(a, ZERO, k0 + 3 * VW, _lanes(k0 + 3 * VW, k_end)))
+
+
+@njit(cache=True, inline="always")
+def _vstore_block(a, k0, k_end, v0, v1, v2, v3):
+    """a[k0:k_end] = the VBLOCK vectors' lanes (the inverse of _vload_block)."""
+    _vstore(a, ZERO, k0, v0, _lanes(k0, k_end))
+    _vstore(a, ZERO, k0 + VW, v1, _lanes(k0 + VW, k_end))
+    _vstore(a, ZERO, k0 + 2 * VW, v2, _lanes(k0 + 2 * VW, k_end))
+    _vstore(a, ZERO, k0 + 3 * VW, v3, _lanes(k0 + 3 * VW, k_end))
+
+
 @njit(cache=True)
 def _row_top(F, i):
     """Row i's largest score and its first class."""
@@ -463,29 +480,12 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
 
 
 @njit(cache=True, inline="always")
-def _row_softmax(E, i, t, p, pc):
-    """Row i of p and pc from its exponentials E = exp(F - rowmax) (t: the top class, E 1
-    there): the others' sum r in class order, p = E / (1 + r) (1 / (1 + r) at t), pc = 1 - p
-    (r / (1 + r) at t), as losses._softmax_parts computes them. Returns r."""
-    K = E.shape[1]
-    r = 0.0
-    for k in range(K):
-        if k != t:
-            r += E[i, k]
-    norm = 1.0 + r
-    for k in range(K):
-        p[i, k] = E[i, k] / norm
-        pc[i, k] = 1.0 - p[i, k]
-    p[i, t] = 1.0 / norm
-    pc[i, t] = r / norm
-    return r
-
-
-@njit(cache=True, inline="always")
 def _row_softmax_top(E, i, t, p):
-    """_row_softmax without the complements but the top class's: p[i] from its exponentials,
-    returns (r, r / (1 + r)), the others' sum and 1 - p at t (pc elsewhere is 1 - p, which the
-    kernels compute where they read it: writing it here was a third of this pass's traffic)."""
+    """Row i of p from its exponentials E = exp(F - rowmax) (t: the top class, E 1 there): the
+    others' sum r in class order, p = E / (1 + r) (1 / (1 + r) at t), as losses._softmax_parts
+    computes them. Returns (r, r / (1 + r)): the others' sum and 1 - p at t (pc elsewhere is
+    1 - p, which the kernels compute where they read it: writing it here was a third of the
+    softmax pass's traffic)."""
     K = E.shape[1]
     r = 0.0
     for k in range(K):
@@ -496,6 +496,16 @@ def _row_softmax_top(E, i, t, p):
         p[i, k] = E[i, k] / norm
     p[i, t] = 1.0 / norm
     return r, r / norm
+
+
+@njit(cache=True, inline="always")
+def _row_softmax(E, i, t, p, pc):
+    """_row_softmax_top, and row i of pc: 1 - p, r / (1 + r) at t. Returns r."""
+    r, pct = _row_softmax_top(E, i, t, p)
+    for k in range(E.shape[1]):
+        pc[i, k] = 1.0 - p[i, k]
+    pc[i, t] = pct
+    return r
 
 
 @njit(cache=True, parallel=True)
@@ -568,14 +578,8 @@ def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 
     n1 = _lanes(k0 + VW, k_end)
     n2 = _lanes(k0 + 2 * VW, k_end)
     n3 = _lanes(k0 + 3 * VW, k_end)
-    g0 = _vload(G, ZERO, k0, n0)
-    g1 = _vload(G, ZERO, k0 + VW, n1)
-    g2 = _vload(G, ZERO, k0 + 2 * VW, n2)
-    g3 = _vload(G, ZERO, k0 + 3 * VW, n3)
-    h0 = _vload(Hd, ZERO, k0, n0)
-    h1 = _vload(Hd, ZERO, k0 + VW, n1)
-    h2 = _vload(Hd, ZERO, k0 + 2 * VW, n2)
-    h3 = _vload(Hd, ZERO, k0 + 3 * VW, n3)
+    g0, g1, g2, g3 = _vload_block(G, k0, k_end)
+    h0, h1, h2, h3 = _vload_block(Hd, k0, k_end)
     wv = _vsplat(1.0)
     for j in range(start, stop):
         i = rows[j]
@@ -602,14 +606,8 @@ def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 
             g, h = _class_terms(_vload(p, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct_i, wv, weighted)
             g3 = _vadd(g3, g)
             h3 = _vadd(h3, h)
-    _vstore(G, ZERO, k0, g0, n0)
-    _vstore(G, ZERO, k0 + VW, g1, n1)
-    _vstore(G, ZERO, k0 + 2 * VW, g2, n2)
-    _vstore(G, ZERO, k0 + 3 * VW, g3, n3)
-    _vstore(Hd, ZERO, k0, h0, n0)
-    _vstore(Hd, ZERO, k0 + VW, h1, n1)
-    _vstore(Hd, ZERO, k0 + 2 * VW, h2, n2)
-    _vstore(Hd, ZERO, k0 + 3 * VW, h3, n3)
+    _vstore_block(G, k0, k_end, g0, g1, g2, g3)
+    _vstore_block(Hd, k0, k_end, h0, h1, h2, h3)
 
 
 @njit(cache=True)
@@ -622,10 +620,7 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
         n1 = _lanes(k0 + VW, k_end)
         n2 = _lanes(k0 + 2 * VW, k_end)
         n3 = _lanes(k0 + 3 * VW, k_end)
-        c0 = _vload(C, ZERO, k0, n0)
-        c1 = _vload(C, ZERO, k0 + VW, n1)
-        c2 = _vload(C, ZERO, k0 + 2 * VW, n2)
-        c3 = _vload(C, ZERO, k0 + 3 * VW, n3)
+        c0, c1, c2, c3 = _vload_block(C, k0, k_end)
         for j in range(start, stop):
             i = rows[j]
             pr = _vsplat(w[i] * p[i, r] if weighted else p[i, r])
@@ -636,10 +631,7 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
                 c2 = _vadd(c2, _vmul(pr, _vload(p, i, k0 + 2 * VW, n2)))
             if n3 > 0:
                 c3 = _vadd(c3, _vmul(pr, _vload(p, i, k0 + 3 * VW, n3)))
-        _vstore(C, ZERO, k0, c0, n0)
-        _vstore(C, ZERO, k0 + VW, c1, n1)
-        _vstore(C, ZERO, k0 + 2 * VW, c2, n2)
-        _vstore(C, ZERO, k0 + 3 * VW, c3, n3)
+        _vstore_block(C, k0, k_end, c0, c1, c2, c3)
 
 
 @njit(cache=True)
