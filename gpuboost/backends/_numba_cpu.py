@@ -70,11 +70,12 @@ def _hist_halves_rows(n_codes):
 
 
 # -- float64 vectors in registers ----------------------------------------------------------
-# The per-class passes (class sums, cross sums, the softmax) add a row's K values to K
-# accumulators. Written as loops over k into arrays, numba leaves them scalar, the
-# accumulators in memory: each row's addition waits for the last row's store (about 10 cycles
-# a row and class block). _F64x8 is a numba type whose values are LLVM <8 x double> vectors,
-# so a pass keeps its accumulators in registers and adds eight classes in one instruction.
+# The per-class passes (class sums, cross sums) add a row's K values to K accumulators.
+# Written as loops over k into arrays, numba leaves them scalar, the accumulators in memory:
+# each row's addition waits for the last row's store (about 10 cycles a row and class block).
+# _F64x8 is a numba type whose values are LLVM <8 x double> vectors, so a pass keeps its
+# accumulators in registers and adds eight classes in one instruction (best_split computes
+# eight candidates' gains with them too).
 # Each lane is its own IEEE operation, with no contraction into fused multiply-adds (the
 # intrinsics emit plain fmul / fadd / fsub / fdiv): every sum is the scalar loop's, term for
 # term and in row order. Loads and stores are masked to the lanes that exist (a block's last
@@ -133,15 +134,6 @@ def _element_pointer(context, builder, arr_type, arr, index):
 
 def _is_c_float64(arr, ndim):
     return isinstance(arr, types.Array) and arr.dtype == types.float64 and arr.layout == "C" and arr.ndim == ndim
-
-
-@intrinsic
-def _vzero(typingctx):
-    """A vector of zeros."""
-    def codegen(context, builder, sig, args):
-        return ir.Constant(_VEC, [0.0] * VW)
-
-    return F64X8(), codegen
 
 
 @intrinsic
