@@ -83,7 +83,8 @@ def _hist_halves_rows(n_codes):
 
 VW = 8  # lanes of a vector
 #: Vectors of accumulators a class pass keeps in registers: a pass covers VW * VBLOCK classes,
-#: more classes take more passes over the rows.
+#: more classes take more passes over the rows. (The passes, _vload_block and _vstore_block are
+#: written out for four vectors: changing it means changing them.)
 VBLOCK = 4
 
 
@@ -555,8 +556,9 @@ def _class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k_lo, 
     term: sum |w g_k| = G_k + 2 A_k), each in row order.
 
     pct[i] is row i's 1 - p at its top class, computed without cancellation (see
-    softmax_from_exponentials); elsewhere 1 - p is computed here. The classes are summed VBLOCK vectors at a time
-    (accumulators in registers), a pass over the rows for each VW * VBLOCK classes.
+    softmax_from_exponentials); elsewhere 1 - p is computed here. The classes are summed VBLOCK
+    vectors at a time (accumulators in registers), a pass over the rows for each VW * VBLOCK
+    classes.
     """
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
         _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, min(k_hi, k0 + VW * VBLOCK),
@@ -1001,18 +1003,10 @@ def _hguard(H):
     return 1.0 if H == 0.0 else H
 
 
-@njit(cache=True)
-def _gain(GL, HL, GR, HR, parent):
-    """losses.split_gain, the same operations in the same order (noise-level gains are 0)."""
-    left = GL * GL / (2.0 * _hguard(HL))
-    right = GR * GR / (2.0 * _hguard(HR))
-    gain = left + right - parent
-    return gain if gain > GAIN_NOISE * (left + right + parent) else 0.0
-
-
 @njit(cache=True, inline="always")
 def _vgain(GL, HL, GR, HR, parent):
-    """_gain lane by lane: the same operations in the same order."""
+    """losses.split_gain lane by lane, the same operations in the same order (a zero Hessian sum
+    counts as 1; noise-level gains are 0)."""
     one = _vsplat(1.0)
     zero = _vsplat(0.0)
     two = _vsplat(2.0)
@@ -1056,15 +1050,14 @@ def _bin(hist, second, halved, f, b, c):
 
 
 @njit(cache=True)
-def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, cand_gain, cand_at):
+def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, cand_gain):
     """Best split of one node by eq (30), as backends.numpy.best_splits does it. Its histogram
     is hist, or hist + second (the halves', added here bin by bin) where halved.
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
-    shape (n_codes, 3); cand_gain (float64) of length >= 2 D (n_codes - 1); cand_at is not used
-    (kept for the callers' scratch). Returns (gain, feature, bin, missing_left); gain -inf when
-    no split. Gains within SPLIT_TIE (relative) of the largest are ties: the first candidate
-    (feature, bin, missing right then left) wins.
+    shape (n_codes, 3); cand_gain (float64) of length >= 2 D (n_codes - 1). Returns (gain,
+    feature, bin, missing_left); gain -inf when no split. Gains within SPLIT_TIE (relative) of
+    the largest are ties: the first candidate (feature, bin, missing right then left) wins.
 
     A feature's prefix and suffix sums are scanned in bin order, channel by channel (as the
     reference's cumsum), the two scans in one loop (six chains of additions in flight instead
@@ -1149,7 +1142,7 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
                 best_f, best_b, best_dir, best_gain = f, b, 1, cand_gain[(D + f) * nb + b]
                 break
         break
-    if _bin(hist, second, halved, best_f, nb, COUNT) > 0:  # the chosen feature has missing values in the node
+    if _bin(hist, second, halved, best_f, nb, COUNT) > 0:  # the chosen feature has missing values here
         missing_left = best_dir == 1
     else:
         left_rows = 0.0
@@ -1528,11 +1521,11 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighte
 
 @njit(cache=True)
 def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                prefix, suffix, cand_gain, cand_at):
+                prefix, suffix, cand_gain):
     """The node's best split from its histogram hist[slot] (halved: hist[slot] + second[slot]),
     and its sums, kept if its gain is > 0."""
     g, f, bb, ml = best_split(hist[slot], second[slot], halved, min_samples_leaf, sums[node], prefix[slot],
-                              suffix[slot], cand_gain[slot], cand_at[slot])
+                              suffix[slot], cand_gain[slot])
     if g > 0.0:
         split_gain[node] = g
         feature[node] = f
@@ -1543,7 +1536,7 @@ def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_
 @njit(cache=True)
 def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct, top,
                    y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
-                   feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain, cand_at,
+                   feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                    n_threads):
     """One node of a batch: its pair, then its histogram (by halves or feature blocks on
     n_threads threads where it is large enough) and best split, or only its sums if it cannot
@@ -1557,7 +1550,7 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
                                          pct, top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot],
                                          n_threads)
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                    prefix, suffix, cand_gain, cand_at)
+                    prefix, suffix, cand_gain)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -1565,8 +1558,7 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
 @njit(cache=True)
 def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                         split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
-                         cand_at):
+                         split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain):
     """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
     seconds at the first fit)."""
@@ -1578,7 +1570,7 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
         halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct,
                                  top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot])
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                    prefix, suffix, cand_gain, cand_at)
+                    prefix, suffix, cand_gain)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -1635,14 +1627,14 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
 
 @njit(cache=True)
 def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
-                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, cand_at):
+                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain):
     """A child's best split (of the sum of its halves, after _sibling_halves, where it has
     _hist_halves_rows rows or more) or, if it does not grow, its sums."""
     node = batch[slot]
     if grows[slot]:
         halved = stop[node] - start[node] >= _hist_halves_rows(hist.shape[2])
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                    prefix, suffix, cand_gain, cand_at)
+                    prefix, suffix, cand_gain)
     else:
         node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -1651,7 +1643,7 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns, narrow, gh,
                        p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
-                       cand_gain, cand_at, n_slots, pair_r, cross):
+                       cand_gain, n_slots, pair_r, cross):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
@@ -1665,7 +1657,7 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, columns, narrow,
                                  gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                 hist, second, prefix, suffix, cand_gain, cand_at)
+                                 hist, second, prefix, suffix, cand_gain)
         elif stage == PAIRS:
             _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
                          fixed_s, pair, node_stats)
@@ -1674,8 +1666,7 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
                             w, weighted, first_order, hist, second)
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
-                           cand_at)
+                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain)
 
 
 @njit(cache=True)
@@ -1765,7 +1756,6 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
     prefix = np.empty((2, n_codes, 3))
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))
-    cand_at = np.empty((2, 2 * D * n_codes), np.int64)
     node_stats = np.zeros((max_nodes, N_STATS, K))  # every node's class sums and their bounds (AOSO)
     sums_state = np.empty(2, np.int64)
     batch = np.empty(2, np.int64)
@@ -1819,7 +1809,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
             _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
                                narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, cand_at, n_batch, pair_r, cross)
+                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
@@ -1833,18 +1823,18 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
                 _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
                                    narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                   hist, second, prefix, suffix, cand_gain, cand_at, ZERO, pair_r, cross)
+                                   hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
                                narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, cand_at, ZERO, pair_r, cross)
+                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross)
         else:
             for b in range(n_batch):
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, columns, narrow,
                                gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, cand_at, n_threads)
+                               second, prefix, suffix, cand_gain, n_threads)
         if n_leaves >= max_leaves:
             break
         # the open leaf with the largest gain; ties: the lowest node id

@@ -164,11 +164,9 @@ class CpuBackend(Backend):
                          missing_left=np.empty(n, bool), sums=np.empty((n, N_CHANNELS)))
         prefix, suffix = np.empty((self.n_codes, 3)), np.empty((self.n_codes, 3))
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
-        cand_at = np.empty(cand_gain.shape[0], np.int64)
         for j in range(n):
             hist = np.ascontiguousarray(hists[j])
-            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), out.sums[j], prefix, suffix, cand_gain,
-                                       cand_at)
+            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), out.sums[j], prefix, suffix, cand_gain)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
