@@ -153,7 +153,8 @@ def main() -> None:
 
     def grow():
         kernels.grow_tree(b.codes, b.wide, b.columns, b.narrow, b._narrow_gh, b.y, b.weight, b.weighted, b.p, b.pct,
-                          b.top, b.rows, b.n_codes, args.leaves, 1, False, b.n_threads, -1, -1, False, prof)
+                          b.top, b.rows, b.n_codes, args.leaves, 1, False, b.n_threads, -1, -1, False,
+                          b.derives_histograms, prof)
 
     grow()  # compiles
     prof[:] = 0

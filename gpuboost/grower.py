@@ -10,7 +10,11 @@ Control flow only: every number comes from a backend stage. Growth:
 3. Every node's value is the Newton step under its own pair, clipped (eq 27, 29).
 
 A child that can never be split (fewer than ``2 * min_samples_leaf`` rows, or created by the
-split that reaches ``max_leaves``) gets only its node sums, not a histogram.
+split that reaches ``max_leaves``) gets only its node sums, not a histogram. The larger child
+of a split (the right one of two as large) that gets a histogram and has its parent's pair
+takes it by subtraction: the parent's minus the smaller child's under that pair
+(``backends.base.derived_histogram``; the smaller child's own histogram where it has the pair
+too, else one made for the purpose).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import losses
-from .backends.base import COUNT, GRAD, HESS, Backend
+from .backends.base import COUNT, GRAD, HESS, Backend, derived_histogram, histograms_derivable
 from .tree import Tree
 
 __all__ = ["TreeGrower", "GrowerParams", "make_tree"]
@@ -57,6 +61,7 @@ class _Node:
     sums: np.ndarray
     split: tuple | None = None  # (gain, feature, bin, missing_left)
     children: tuple[int, int] | None = None
+    hist: object = None  # the histogram its split was found on, kept until its children have theirs
 
 
 class TreeGrower:
@@ -77,8 +82,9 @@ class TreeGrower:
         self.bin_edge = bin_edge
         self.n_rows = n_rows
 
-    def _evaluate(self, node_ids: list[int], can_grow: bool) -> None:
-        """Pairs, then sums or histograms and best splits, for a batch of new nodes."""
+    def _evaluate(self, node_ids: list[int], can_grow: bool, parent: _Node | None = None) -> None:
+        """Pairs, then sums or histograms and best splits, for a batch of new nodes (the root,
+        or the two children of ``parent``)."""
         nodes = [self.nodes[i] for i in node_ids]
         segments = np.array([[n.start, n.stop] for n in nodes], dtype=np.int64)
         if self.params.vector:
@@ -95,13 +101,17 @@ class TreeGrower:
         grow = [j for j, ok in enumerate(splittable) if ok]
         rest = [j for j, ok in enumerate(splittable) if not ok]
         if grow and self.params.vector:
-            hists = self.backend.vector_histograms(segments[grow])
+            hists = self._vector_histograms(nodes, segments, grow, parent)
             found = (self.backend.find_vector_splits(hists, self.params.min_samples_leaf, factorized=True)
                      if self.params.factorized else
                      self.backend.find_vector_splits(hists, self.params.min_samples_leaf))
         elif grow:
-            hists = self.backend.histograms(segments[grow], pairs[grow], self.params.first_order)
+            hists = self._histograms(nodes, segments, pairs, grow, parent)
             found = self.backend.find_splits(hists, self.params.min_samples_leaf)
+        for k, j in enumerate(grow):
+            nodes[j].hist = hists[k]
+        if parent is not None:
+            parent.hist = None  # its children have their histograms
         if grow:
             for k, j in enumerate(grow):
                 nodes[j].sums = found.sums[k]
@@ -114,6 +124,53 @@ class TreeGrower:
                     else self.backend.node_sums(segments[rest], pairs[rest]))
             for k, j in enumerate(rest):
                 nodes[j].sums = sums[k]
+
+    def _derived_child(self, nodes, grow, parent, n_channels=8):
+        """(larger, smaller): the batch indices of a split's children where the larger one's
+        histogram is derived (it grows, has its parent's pair, and the backend and the memory
+        rule allow it: ``Backend.derives_histograms``, ``histograms_derivable``), else None."""
+        if (parent is None or parent.hist is None or not getattr(self.backend, "derives_histograms", False)
+                or not histograms_derivable(self.params.max_leaves, self.backend.codes.shape[1],
+                                            self.backend.n_codes, n_channels)):
+            return None
+        small = 0 if nodes[0].stop - nodes[0].start <= nodes[1].stop - nodes[1].start else 1
+        if 1 - small in grow and nodes[1 - small].pair == parent.pair:
+            return 1 - small, small
+        return None
+
+    def _vector_histograms(self, nodes, segments, grow, parent):
+        """The vector histograms of the batch's nodes ``grow``, stacked; the larger child's by
+        subtraction (every node of a vector tree has the same pair), the count last."""
+        width = 0 if parent is None or parent.hist is None else parent.hist.shape[-1]
+        derived = self._derived_child(nodes, grow, parent, width)
+        if derived is None:
+            return self.backend.vector_histograms(segments[grow])
+        large, small = derived
+        direct = [j for j in grow if j != large] if small in grow else [small]
+        hists = dict(zip(direct, self.backend.vector_histograms(segments[direct])))
+        hists[large] = derived_histogram(parent.hist, hists[small], count=-1)
+        return np.stack([hists[j] for j in grow])
+
+    def _histograms(self, nodes, segments, pairs, grow, parent):
+        """The histograms of the batch's nodes ``grow`` (indices), stacked; the larger child's
+        by subtraction where it has its parent's pair (see the module's docstring) and the
+        backend's histograms allow it (``Backend.derives_histograms``)."""
+        first_order = self.params.first_order
+        derived = self._derived_child(nodes, grow, parent)
+        if derived is not None:
+            derived, small = derived
+        direct = [j for j in grow if j != derived]
+        hists = {}
+        if direct:
+            hists = dict(zip(direct, self.backend.histograms(segments[direct], pairs[direct], first_order)))
+        if derived is not None:
+            if small in hists and nodes[small].pair == parent.pair:
+                smaller = hists[small]
+            else:  # the smaller child under its parent's pair
+                smaller = self.backend.histograms(segments[[small]], np.array([parent.pair], dtype=np.int64),
+                                                  first_order)[0]
+            hists[derived] = derived_histogram(parent.hist, smaller)
+        return np.stack([hists[j] for j in grow])
 
     def grow(self, params: GrowerParams | None = None) -> tuple[Tree, np.ndarray, np.ndarray]:
         """Grow a tree (with ``params`` in place of the grower's own, if given).
@@ -145,7 +202,7 @@ class TreeGrower:
             self.nodes.append(_Node(middle, node.stop, (0, 1), np.zeros(3)))
             node.children = (left_id, right_id)
             n_leaves += 1
-            self._evaluate([left_id, right_id], can_grow=n_leaves < p.max_leaves)
+            self._evaluate([left_id, right_id], can_grow=n_leaves < p.max_leaves, parent=node)
         return self._finish()
 
     def _finish(self):

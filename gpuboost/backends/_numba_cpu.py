@@ -69,6 +69,16 @@ def _hist_halves_rows(n_codes):
     return max(HIST_HALVES_MIN, HIST_HALVES_PER_CODE * n_codes)
 
 
+#: As base.DERIVE_MAX_BYTES (a test holds them equal)
+DERIVE_MAX_BYTES = np.int64(1 << 28)
+
+
+@njit(cache=True)
+def _derivable(max_leaves, n_features, n_codes):
+    """base.histograms_derivable for grow_tree's histograms (a pair of LANES channels a bin)."""
+    return (max_leaves + 1) * n_features * n_codes * (2 * LANES) * 8 <= DERIVE_MAX_BYTES
+
+
 # -- float64 vectors in registers ----------------------------------------------------------
 # The per-class passes (class sums, cross sums) add a row's K values to K accumulators.
 # Written as loops over k into arrays, numba leaves them scalar, the accumulators in memory:
@@ -999,6 +1009,32 @@ def _add_into(hist, other):
 
 
 @njit(cache=True)
+def _derive_histogram(parent, small, small_second, small_halved, out):
+    """out = base.derived_histogram(parent, the smaller child's histogram): that histogram is
+    small, or small + small_second (its halves, added first, as the reference's
+    halved_histogram) where small_halved. out may be small or small_second (each bin's values
+    are read before it is written)."""
+    for f in range(parent.shape[0]):
+        for b in range(parent.shape[1]):
+            n = parent[f, b, COUNT] - _bin(small, small_second, small_halved, f, b, COUNT)
+            if n == 0.0:  # no row of the child: 0.0, not the difference's rounding residue
+                g = 0.0
+                h = 0.0
+            else:
+                g = parent[f, b, GRAD] - _bin(small, small_second, small_halved, f, b, GRAD)
+                h = parent[f, b, HESS] - _bin(small, small_second, small_halved, f, b, HESS)
+            out[f, b, GRAD] = g
+            out[f, b, HESS] = h
+            out[f, b, COUNT] = n
+            out[f, b, LANES - 1] = 0.0
+
+
+@njit(cache=True)
+def _is_pair(pair, node, r, s):
+    return pair[node, 0] == r and pair[node, 1] == s
+
+
+@njit(cache=True)
 def _hguard(H):
     return 1.0 if H == 0.0 else H
 
@@ -1537,18 +1573,34 @@ def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_
 def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct, top,
                    y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
                    feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
-                   n_threads):
+                   n_threads, derive, small_slot, small_node, reuse, pp_r, pp_s, parent_hist):
     """One node of a batch: its pair, then its histogram (by halves or feature blocks on
     n_threads threads where it is large enough) and best split, or only its sums if it cannot
-    be split; with the batch slot's scratch arrays."""
+    be split; with the batch slot's scratch arrays.
+
+    derive: the node is a split's larger child, whose parent's pair is (pp_r, pp_s) and whose
+    parent's histogram is parent_hist; if it has that pair, its histogram is derived
+    (_derive_histogram) from the smaller child's under it: the one in slot small_slot where
+    reuse (the smaller child, evaluated before, has the pair too), else summed here."""
     _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
                  node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p,
-                                         pct, top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot],
-                                         n_threads)
+        if derive and _is_pair(pair, node, pp_r, pp_s):
+            src = small_slot if reuse else slot
+            if reuse:
+                halved = stop[small_node] - start[small_node] >= _hist_halves_rows(hist.shape[2])
+            else:
+                halved = _node_histogram_threads(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide,
+                                                 columns, narrow, p, pct, top, y, w, weighted, first_order, hist[slot],
+                                                 second[slot], gh[slot], n_threads)
+            _derive_histogram(parent_hist, hist[src], second[src], halved, hist[slot])
+            halved = False
+        else:
+            halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow,
+                                             p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
+                                             gh[slot], n_threads)
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
@@ -1558,17 +1610,26 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
 @njit(cache=True)
 def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                         split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain):
+                         split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
+                         derive, small_node, pp_r, pp_s, parent_hist):
     """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
-    seconds at the first fit)."""
+    seconds at the first fit). A derived histogram's smaller child is summed here (the other
+    thread sums its own)."""
     _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
                  node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
-        halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct,
-                                 top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot])
+        if derive and _is_pair(pair, node, pp_r, pp_s):
+            halved = _node_histogram(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide, columns,
+                                     narrow, p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
+                                     gh[slot])
+            _derive_histogram(parent_hist, hist[slot], second[slot], halved, hist[slot])
+            halved = False
+        else:
+            halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct,
+                                     top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot])
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
@@ -1608,31 +1669,64 @@ def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weig
             cross[thread, slot, k] = own[k]
 
 
+#: Entries of grow_tree's plan of a batch's histogram subtraction (an int64 array): the slot of
+#: the larger child whose histogram is derived (-1: none), the parent's pair, and whether the
+#: smaller child's own histogram is the one to subtract (it grows and has the parent's pair)
+DERIVED_SLOT, PARENT_R, PARENT_S, REUSE = 0, 1, 2, 3
+
+
 @njit(cache=True)
 def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y, w,
-                    weighted, first_order, hist, second):
+                    weighted, first_order, hist, second, plan):
     """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
     batch, those that grow): thread 1 sums the second half of each child of _hist_halves_rows
     rows or more into second[slot], thread 0 the first half into hist[slot], and a smaller child
-    whole. gh[thread] is its channel scratch (narrow features)."""
+    whole. gh[thread] is its channel scratch (narrow features). A derived child (plan) has
+    none of its own: in its slot, the smaller child's under the parent's pair (a small one
+    whole on thread 1, while thread 0 sums the smaller child's own), unless plan reuses the
+    smaller child's own."""
     for slot in range(2):
         node = batch[slot]
-        lo, hi = _share(thread, start[node], stop[node], _hist_halves_rows(hist.shape[2]))
-        if not grows[slot] or (thread == 1 and hi == lo):
+        r = pair[node, 0]
+        s = pair[node, 1]
+        whole_on = 0  # the thread that sums a child below the halves rule whole
+        if slot == plan[DERIVED_SLOT]:
+            if plan[REUSE]:
+                continue
+            node = batch[1 - slot]  # the smaller child's rows under the parent's pair
+            r = plan[PARENT_R]
+            s = plan[PARENT_S]
+            whole_on = 1  # (thread 0 sums the smaller child's own)
+        if not grows[slot]:
             continue
-        target = hist[slot] if thread == 0 else second[slot]
-        _histogram_block(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct, top, y, w,
-                         weighted, first_order, target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
+        lo, hi = start[node], stop[node]
+        target = hist[slot]
+        if hi - lo >= _hist_halves_rows(hist.shape[2]):
+            lo, hi = _share(thread, lo, hi, _hist_halves_rows(hist.shape[2]))
+            if thread == 1:
+                target = second[slot]
+        elif thread != whole_on:
+            continue
+        _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
+                         target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
 
 
 @njit(cache=True)
 def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
-                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain):
+                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, plan,
+                   parent_hist):
     """A child's best split (of the sum of its halves, after _sibling_halves, where it has
-    _hist_halves_rows rows or more) or, if it does not grow, its sums."""
+    _hist_halves_rows rows or more; of its derived histogram, made here, where plan derives
+    it) or, if it does not grow, its sums."""
     node = batch[slot]
     if grows[slot]:
         halved = stop[node] - start[node] >= _hist_halves_rows(hist.shape[2])
+        if slot == plan[DERIVED_SLOT]:
+            small = batch[1 - slot]
+            src = 1 - slot if plan[REUSE] else slot
+            small_halved = stop[small] - start[small] >= _hist_halves_rows(hist.shape[2])
+            _derive_histogram(parent_hist, hist[src], second[src], small_halved, hist[slot])
+            halved = False
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
@@ -1643,12 +1737,13 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns, narrow, gh,
                        p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
-                       cand_gain, n_slots, pair_r, cross):
+                       cand_gain, n_slots, pair_r, cross, plan, parent_hist):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
     sums of the first n_slots nodes of the batch whose r is known, large ones a half a thread
-    (_sibling_cross)."""
+    (_sibling_cross). plan and parent_hist: the histogram subtraction (grow_tree; in the stage
+    WHOLE, plan's slot is derived if its pair turns out to be the parent's)."""
     for thread in prange(2):
         t = np.int64(thread)  # (a prange index is unsigned: the helpers are compiled for int64)
         if stage == CROSS:
@@ -1657,16 +1752,18 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, columns, narrow,
                                  gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                 hist, second, prefix, suffix, cand_gain)
+                                 hist, second, prefix, suffix, cand_gain, t == plan[DERIVED_SLOT], batch[1 - t],
+                                 plan[PARENT_R], plan[PARENT_S], parent_hist)
         elif stage == PAIRS:
             _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
                          fixed_s, pair, node_stats)
         elif stage == HALVES:
             _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y,
-                            w, weighted, first_order, hist, second)
+                            w, weighted, first_order, hist, second, plan)
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain)
+                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
+                           plan, parent_hist)
 
 
 @njit(cache=True)
@@ -1721,8 +1818,22 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pct, top, y, w, w
 
 
 @njit(cache=True)
+def _settle_plan(plan, batch, grows, pair):
+    """After a batch's pairs: plan derives its larger child's histogram only if that child
+    grows and has the parent's pair, and reuses the smaller child's own if it grows and has it
+    too."""
+    b = plan[DERIVED_SLOT]
+    if b < 0:
+        return
+    if not (grows[b] and _is_pair(pair, batch[b], plan[PARENT_R], plan[PARENT_S])):
+        plan[DERIVED_SLOT] = -1
+        return
+    plan[REUSE] = 1 if grows[1 - b] and _is_pair(pair, batch[1 - b], plan[PARENT_R], plan[PARENT_S]) else 0
+
+
+@njit(cache=True)
 def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-              min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order):
+              min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and narrow ones (feature ids): see _histogram_block.
@@ -1731,7 +1842,9 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
     gh, of shape (2, N, 2) if there are narrow features, is scratch for their passes.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
-    p, pct, top as CpuBackend.set_scores leaves them.
+    p, pct, top as CpuBackend.set_scores leaves them. derive_histograms: a split's larger child
+    takes its histogram by subtraction where it has its parent's pair, as grower.TreeGrower
+    does (where _derivable).
 
     Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
     node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
@@ -1752,7 +1865,18 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
     right = np.full(max_nodes, -1, np.int64)
     split_gain = np.full(max_nodes, -np.inf)  # candidate gains of open leaves
 
-    hist = np.empty((2, D, n_codes, LANES))  # one per node of a batch
+    # the histograms of a batch's nodes (hist = store[pool_pair]): a pair of store's slots a
+    # batch, kept while a node of the batch may still be split (its larger child's histogram
+    # is derived from it), then reused; derive False: one pair, every batch's
+    derive = derive_histograms and _derivable(max_leaves, D, n_codes)
+    n_pairs = max_leaves + 1 if derive else 1
+    store = np.empty((n_pairs, 2, D, n_codes, LANES))
+    free_pairs = np.arange(n_pairs)[::-1].copy()  # a stack: the last entry is the next pair
+    n_free = n_pairs
+    pool_pair = np.full(max_nodes, -1, np.int64)  # the pair of store that holds a node's histogram
+    pool_slot = np.zeros(max_nodes, np.int64)  # and its slot there
+    pool_live = np.zeros(n_pairs, np.int64)  # nodes of a pair that may still be split
+    plan = np.full(4, -1, np.int64)  # the batch's subtraction (DERIVED_SLOT, ...)
     prefix = np.empty((2, n_codes, 3))
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))
@@ -1777,6 +1901,22 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
     while True:
         can_grow = n_leaves < max_leaves
         sums_state[:] = TO_SUM
+        if n_free == 0:
+            raise RuntimeError("grow_tree: no free histogram pair (a bug)")
+        n_free -= 1
+        at = free_pairs[n_free]
+        hist = store[at]
+        small = 0
+        if n_batch == 2:
+            small = 0 if stop[batch[0]] - start[batch[0]] <= stop[batch[1]] - start[batch[1]] else 1
+        plan[:] = -1
+        parent_hist = hist[0]  # (not read where no child is derived)
+        if derive and parent >= 0:
+            plan[DERIVED_SLOT] = 1 - small  # if its pair is the parent's (known after the pairs)
+            plan[PARENT_R] = pair[parent, 0]
+            plan[PARENT_S] = pair[parent, 1]
+            plan[REUSE] = 0
+            parent_hist = store[pool_pair[parent], pool_slot[parent]]
         siblings_parallel = (n_batch == 2 and n_threads > 1
                              and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS)
         if fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
@@ -1809,32 +1949,63 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
             _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
                                narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross)
+                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
             # a child of _hist_halves_rows rows or more: the pairs (a child a thread; PAIRED
             # already where the stage CROSS chose them), every such child's histogram halves on
             # two threads (a smaller child whole on the first), then the splits (a child a
-            # thread), which add the halves where they scan them
+            # thread), which add the halves where they scan them (and derive a histogram)
             for b in range(2):
                 grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
             for stage in (PAIRS, HALVES, SPLITS):
+                if stage == HALVES:
+                    _settle_plan(plan, batch, grows, pair)
                 _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
                                    narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                   hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross)
+                                   hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
                                narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross)
+                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist)
         else:
-            for b in range(n_batch):
+            for q in range(n_batch):
+                b = q if small == 0 else 1 - q  # the smaller child first: the larger may reuse its histogram
+                if b == plan[DERIVED_SLOT]:
+                    other = batch[1 - b]
+                    plan[REUSE] = (can_grow and stop[other] - start[other] >= 2 * min_samples_leaf
+                                   and _is_pair(pair, other, plan[PARENT_R], plan[PARENT_S]))
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, columns, narrow,
                                gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_threads)
+                               second, prefix, suffix, cand_gain, n_threads, b == plan[DERIVED_SLOT], 1 - b,
+                               batch[1 - b], plan[REUSE] == 1, plan[PARENT_R], plan[PARENT_S], parent_hist)
+        # the batch's histograms stay in their pair while a node may be split (a halved one's
+        # made whole: its halves' sum, as its best split added them), the parent's pair is
+        # released once its last such node has its children
+        for b in range(n_batch):
+            node = batch[b]
+            pool_pair[node] = at
+            pool_slot[node] = b
+            if derive and split_gain[node] > 0.0:
+                pool_live[at] += 1
+                n = stop[node] - start[node]
+                derived = (b == plan[DERIVED_SLOT] and n >= 2 * min_samples_leaf
+                           and _is_pair(pair, node, plan[PARENT_R], plan[PARENT_S]))
+                if not derived and n >= _hist_halves_rows(n_codes):
+                    _add_into(hist[b], second[b])
+        if parent >= 0 and derive:
+            held = pool_pair[parent]
+            pool_live[held] -= 1
+            if pool_live[held] == 0:
+                free_pairs[n_free] = held
+                n_free += 1
+        if pool_live[at] == 0:
+            free_pairs[n_free] = at
+            n_free += 1
         if n_leaves >= max_leaves:
             break
         # the open leaf with the largest gain; ties: the lowest node id

@@ -218,7 +218,7 @@ class CpuBackend(Backend):
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
-                bool(params.first_order),
+                bool(params.first_order), self.derives_histograms,
             )
         tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip,
                          params.value_scale)

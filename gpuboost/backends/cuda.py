@@ -199,6 +199,9 @@ class CudaBackend(Backend):
     """Every stage on the GPU; ``grow_tree`` grows a tree with no host round trip."""
 
     name = "cuda"
+    #: its staged histograms are fixed point, decoded with each node's own scales, under each
+    #: node's own pair only (``histograms``): the grower does not subtract them
+    derives_histograms = False
     #: F lives on the device: ``update_scores`` updates the device copy, ``rescore`` reads it.
     keeps_scores = True
 
