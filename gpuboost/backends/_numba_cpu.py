@@ -15,7 +15,10 @@ added, as the NumPy reference defines them), so the result does not depend on th
 threads. The one exception is the class sums that only pick a node's pair: a larger child's
 are its parent's minus its sibling's, and two threads may sum a node's by halves; such a pair
 is used only where rounding bounds prove it is the one the sequential sums give (see "class
-sums of the larger child by subtraction"). Histograms are laid out like the reference's:
+sums of the larger child by subtraction"). Histograms of a split's larger child with its
+parent's pair are differences, the parent's minus the smaller child's, as the reference's grower
+takes them (base.derived_histogram; grow_tree keeps the histograms it subtracts from).
+Histograms are laid out like the reference's:
 ``hist[feature, code, channel]``, the missing code last, channels (w g, w h, count); the
 whole-tree ones have a fourth channel, 0 (LANES).
 """
