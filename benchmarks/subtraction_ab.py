@@ -35,6 +35,15 @@ DEFAULT = ["pendigits:aoso:1000", "letter:aoso:1000", "covertype290k:aoso:30", "
            "letter:adaboostmh:200"]
 
 
+def _case(case: str, threads: int):
+    """(dataset, algorithm, X, y, X_test, y_test, the estimator's parameters) of "dataset:algorithm:iterations"."""
+    name, algorithm, iterations = case.split(":")
+    X, y, Xt, yt = load(name)[:4]
+    kw = dict(algorithm=algorithm, n_estimators=int(iterations), max_leaves=20, learning_rate=0.1, n_jobs=threads,
+              device="cpu")
+    return name, algorithm, X, y, Xt, yt, kw
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", nargs="*", default=DEFAULT, help="dataset:algorithm:iterations")
@@ -47,10 +56,7 @@ def main() -> None:
         return
     print(f"subtraction_ab: {args.threads} threads, {args.rounds} rounds, on and off alternated")
     for case in args.cases:
-        name, algorithm, iterations = case.split(":")
-        X, y, Xt, yt = load(name)[:4]
-        kw = dict(algorithm=algorithm, n_estimators=int(iterations), max_leaves=20, learning_rate=0.1,
-                  n_jobs=args.threads, device="cpu")
+        name, algorithm, X, y, Xt, yt, kw = _case(case, args.threads)
         BoostClassifier(**{**kw, "n_estimators": 2}).fit(X, y)  # compiled and cached before timing
         times = {True: [], False: []}
         errors = {}
@@ -71,10 +77,7 @@ def main() -> None:
 def curves(args) -> None:
     print(f"subtraction_ab --curves: {args.threads} threads; test errors at every iteration, on and off")
     for case in args.cases:
-        name, algorithm, iterations = case.split(":")
-        X, y, Xt, yt = load(name)[:4]
-        kw = dict(algorithm=algorithm, n_estimators=int(iterations), max_leaves=20, learning_rate=0.1,
-                  n_jobs=args.threads, device="cpu")
+        name, algorithm, X, y, Xt, yt, kw = _case(case, args.threads)
         errors = {}
         for on in (True, False):
             Backend.derives_histograms = on
