@@ -162,3 +162,25 @@ def test_vector_trees_derive_and_change_only_by_rounding(monkeypatch, algorithm)
         for name in ("feature", "bin", "left", "right", "n_samples"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
         np.testing.assert_allclose(a.node_vectors(k), b.node_vectors(k), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_many_leaves_keep_many_histograms(n_threads):
+    # 300 leaves on noise: many open leaves hold their histograms at once (grow_tree's pool of
+    # histogram pairs, reused as nodes are split); the trees are still the reference's
+    rng = np.random.default_rng(21)
+    n, d, k, n_bins = 6000, 5, 4, 16
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    y = rng.integers(0, k, size=n)
+    ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
+    F = rng.normal(size=(n, k))
+    edge = lambda f, b: float(b)  # noqa: E731
+    for params in (GrowerParams(max_leaves=300), GrowerParams(max_leaves=300, fixed_pair=(1, -1), first_order=True)):
+        ref.set_scores(F)
+        fast.set_scores(F)
+        a = TreeGrower(ref, params, edge, n).grow()[0]
+        b = fast.grow_tree(params, edge)[0]
+        assert a.n_leaves == 300
+        for name in ("feature", "bin", "left", "right", "pair", "n_samples", "value", "gain"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
