@@ -157,19 +157,19 @@ class TreeGrower:
         backend's histograms allow it (``Backend.derives_histograms``)."""
         first_order = self.params.first_order
         derived = self._derived_child(nodes, grow, parent)
-        if derived is not None:
-            derived, small = derived
-        direct = [j for j in grow if j != derived]
+        if derived is None:
+            return self.backend.histograms(segments[grow], pairs[grow], first_order)
+        large, small = derived
+        direct = [j for j in grow if j != large]
         hists = {}
         if direct:
             hists = dict(zip(direct, self.backend.histograms(segments[direct], pairs[direct], first_order)))
-        if derived is not None:
-            if small in hists and nodes[small].pair == parent.pair:
-                smaller = hists[small]
-            else:  # the smaller child under its parent's pair
-                smaller = self.backend.histograms(segments[[small]], np.array([parent.pair], dtype=np.int64),
-                                                  first_order)[0]
-            hists[derived] = derived_histogram(parent.hist, smaller)
+        if small in hists and nodes[small].pair == parent.pair:
+            smaller = hists[small]
+        else:  # the smaller child under its parent's pair
+            smaller = self.backend.histograms(segments[[small]], np.array([parent.pair], dtype=np.int64),
+                                              first_order)[0]
+        hists[large] = derived_histogram(parent.hist, smaller)
         return np.stack([hists[j] for j in grow])
 
     def grow(self, params: GrowerParams | None = None) -> tuple[Tree, np.ndarray, np.ndarray]:
