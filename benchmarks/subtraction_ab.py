@@ -11,7 +11,9 @@ libraries is bench_cpu.py.
     python benchmarks/subtraction_ab.py pendigits:aoso:1000 letter:adaboostmh:200 --rounds 3
 
 With --curves, each case is fitted once each way with the test set as an eval set instead,
-and the two test-error curves are compared tree for tree (no timing).
+and the two test-error curves are compared tree for tree (no timing). With --grow-tree (AOSO
+cases), the compiled backend's grow_tree alone is timed on and off from the same scores (the
+tree after the case's iterations; 40 trees a round).
 """
 
 from __future__ import annotations
@@ -50,9 +52,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--curves", action="store_true", help="compare the test-error curves, tree for tree")
+    parser.add_argument("--grow-tree", action="store_true", help="time grow_tree alone (AOSO), on and off")
     args = parser.parse_args()
     if args.curves:
         curves(args)
+        return
+    if args.grow_tree:
+        grow_tree(args)
         return
     print(f"subtraction_ab: {args.threads} threads, {args.rounds} rounds, on and off alternated")
     for case in args.cases:
@@ -72,6 +78,44 @@ def main() -> None:
         print(f"{name} {algorithm} {len(model.trees_)} trees: on {statistics.median(times[True]):.3f} ms/tree, "
               f"off {statistics.median(times[False]):.3f}; ratio {ratio:.3f}; test errors on {errors[True]}, "
               f"off {errors[False]}", flush=True)
+
+
+def grow_tree(args) -> None:
+    from gpuboost.backends.cpu import CpuBackend
+    from gpuboost.grower import GrowerParams
+
+    print(f"subtraction_ab --grow-tree: {args.threads} threads, {args.rounds} rounds of 40 trees, on and off "
+          "alternated")
+    for case in args.cases:
+        name, algorithm, X, y, Xt, yt, kw = _case(case, args.threads)
+        if algorithm != "aoso":
+            raise SystemExit(f"--grow-tree times AOSO's trees: {case}")
+        captured = {}
+        original = CpuBackend.grow_tree
+
+        def capture(self, params, bin_edge):
+            captured["backend"], captured["edge"] = self, bin_edge
+            return original(self, params, bin_edge)
+
+        CpuBackend.grow_tree = capture
+        try:
+            BoostClassifier(**kw).fit(X, y)
+        finally:
+            CpuBackend.grow_tree = original
+        backend, edge = captured["backend"], captured["edge"]
+        params = GrowerParams(max_leaves=kw["max_leaves"])
+        times = {True: [], False: []}
+        for _ in range(args.rounds):
+            for on in (True, False):
+                backend.derives_histograms = on
+                backend.grow_tree(params, edge)
+                began = time.perf_counter()
+                for _ in range(40):
+                    backend.grow_tree(params, edge)
+                times[on].append((time.perf_counter() - began) / 40 * 1e3)
+        ratio = statistics.median(a / b for a, b in zip(times[True], times[False]))
+        print(f"{name}: grow_tree on {statistics.median(times[True]):.3f} ms, off "
+              f"{statistics.median(times[False]):.3f}; ratio {ratio:.3f}", flush=True)
 
 
 def curves(args) -> None:
