@@ -1909,9 +1909,11 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
         n_free -= 1
         at = free_pairs[n_free]
         hist = store[at]
-        small = 0
+        small = 0  # the smaller child's slot
         if n_batch == 2:
             small = 0 if stop[batch[0]] - start[batch[0]] <= stop[batch[1]] - start[batch[1]] else 1
+        for b in range(n_batch):  # the nodes that get a histogram (the others only sums)
+            grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
         plan[:] = -1
         parent_hist = hist[0]  # (not read where no child is derived)
         if derive and parent >= 0:
@@ -1929,7 +1931,6 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
         if fixed_r < 0 and n_batch == 2:
             # the smaller child's class sums from its rows, the larger's as the parent's minus
             # the smaller's (used where the pair they give is certain: _evaluate_node)
-            small = 0 if stop[batch[0]] - start[batch[0]] <= stop[batch[1]] - start[batch[1]] else 1
             node = batch[small]
             if siblings_parallel:  # summed by halves on two threads: checked like derived sums
                 split_stats(rows, start[node], stop[node], p, pct, top, y, w, weighted, node_stats[node])
@@ -1960,8 +1961,6 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
             # already where the stage CROSS chose them), every such child's histogram halves on
             # two threads (a smaller child whole on the first), then the splits (a child a
             # thread), which add the halves where they scan them (and derive a histogram)
-            for b in range(2):
-                grows[b] = can_grow and stop[batch[b]] - start[batch[b]] >= 2 * min_samples_leaf
             for stage in (PAIRS, HALVES, SPLITS):
                 if stage == HALVES:
                     _settle_plan(plan, batch, grows, pair)
@@ -1978,9 +1977,7 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
             for q in range(n_batch):
                 b = q if small == 0 else 1 - q  # the smaller child first: the larger may reuse its histogram
                 if b == plan[DERIVED_SLOT]:
-                    other = batch[1 - b]
-                    plan[REUSE] = (can_grow and stop[other] - start[other] >= 2 * min_samples_leaf
-                                   and _is_pair(pair, other, plan[PARENT_R], plan[PARENT_S]))
+                    plan[REUSE] = grows[1 - b] and _is_pair(pair, batch[1 - b], plan[PARENT_R], plan[PARENT_S])
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, columns, narrow,
                                gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
@@ -1989,16 +1986,14 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
         # the batch's histograms stay in their pair while a node may be split (a halved one's
         # made whole: its halves' sum, as its best split added them), the parent's pair is
         # released once its last such node has its children
+        _settle_plan(plan, batch, grows, pair)  # the derived child, now that the pairs are known
         for b in range(n_batch):
             node = batch[b]
             pool_pair[node] = at
             pool_slot[node] = b
             if derive and split_gain[node] > 0.0:
                 pool_live[at] += 1
-                n = stop[node] - start[node]
-                derived = (b == plan[DERIVED_SLOT] and n >= 2 * min_samples_leaf
-                           and _is_pair(pair, node, plan[PARENT_R], plan[PARENT_S]))
-                if not derived and n >= _hist_halves_rows(n_codes):
+                if b != plan[DERIVED_SLOT] and stop[node] - start[node] >= _hist_halves_rows(n_codes):
                     _add_into(hist[b], second[b])
         if parent >= 0 and derive:
             held = pool_pair[parent]
