@@ -555,6 +555,56 @@ def test_ensemble_prediction_matches_tree_by_tree(algorithm):
     np.testing.assert_array_equal(F_ref, F_fast)
 
 
+def _depth(tree, node=0):
+    if tree.feature[node] < 0:
+        return 0
+    return 1 + max(_depth(tree, int(tree.left[node])), _depth(tree, int(tree.right[node])))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ensemble_walk_of_fixed_length_is_the_references(threads):
+    # add_trees walks every row depth[t] steps down tree t, four rows at a time, a leaf leading
+    # to itself: trees of many depths, a tree that is a single leaf, rows that are not a
+    # multiple of four (nor of the blocks), missing values; the same scores as the reference
+    import numba
+
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.base import Backend
+    from gpuboost.tree import Tree
+
+    rng = np.random.default_rng(23)
+    X = rng.normal(size=(303, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [-1, 0, 1])
+    trees = []
+    for leaves in (2, 3, 7, 20):
+        model = BoostClassifier(n_estimators=6, max_leaves=leaves).fit(X, y)
+        trees += model.trees_
+    leaf = Tree(feature=np.array([-1], np.int32), bin=np.array([-1], np.int32), threshold=np.array([np.nan]),
+                missing_left=np.array([False]), left=np.array([-1], np.int32), right=np.array([-1], np.int32),
+                pair=np.array([[1, 2]], np.int32), value=np.array([0.25]), n_samples=np.array([303]),
+                gain=np.array([0.0]))
+    trees.insert(5, leaf)
+    codes = model._bin_mapper.transform(X)
+    missing = model._bin_mapper.missing_bin
+    node_offset = np.concatenate([[0], np.cumsum([t.n_nodes for t in trees])]).astype(np.int64)
+    joined = {name: np.concatenate([getattr(t, name) for t in trees]).astype(np.int64)
+              for name in ("feature", "left", "right")}
+    depth = kernels._walks(joined["feature"], joined["left"], joined["right"], node_offset)[3]
+    assert depth.tolist() == [_depth(t) for t in trees]
+    assert depth.min() == 0 and depth.max() >= 5
+    F_ref, F_fast = np.zeros((303, 4)), np.zeros((303, 4))
+    Backend.add_trees.__func__(NumpyBackend, F_ref, trees, codes, missing, 0.1)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        CpuBackend.add_trees(F_fast, trees, codes, missing, 0.1)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(F_ref, F_fast)
+
+
 def test_halves_rule_is_the_references():
     # the kernels' copies of base.HALVES_ROWS and hist_halves_rows (numba freezes module constants)
     from gpuboost.backends import _numba_cpu as kernels
