@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 import warnings
+import weakref
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -21,6 +23,9 @@ from .losses import predicted_class, softmax
 
 __all__ = ["BoostClassifier", "ALGORITHMS"]
 
+#: Each estimator's trees_ packed for its last prediction on the CPU (BoostClassifier._packed_trees)
+_PACKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_PACKED_LOCK = threading.Lock()
 
 
 def _link(algorithm: str, multilabel: bool) -> str:
@@ -586,9 +591,30 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Scores F, shape (n_samples, n_classes), float64; each row sums to ~0."""
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
-        backend_class(prediction_device(self.device_)).add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin,
-                                                                 float(self._fitted("learning_rate")))
+        backend = backend_class(prediction_device(self.device_))
+        learning_rate = float(self._fitted("learning_rate"))
+        if hasattr(backend, "add_packed") and self.trees_:
+            backend.add_packed(F, self._packed_trees(backend, learning_rate), codes, self._bin_mapper.missing_bin)
+        else:
+            backend.add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin, learning_rate)
         return F
+
+    def _packed_trees(self, backend, learning_rate):
+        """trees_ packed for backend.add_packed, made at the first prediction and kept while
+        trees_ holds the same trees (checked one by one: a continued fit, a truncation or a
+        replaced tree packs again). Kept beside the estimator, not in it: predicting does not
+        change the estimator, and neither pickles nor clones carry it."""
+        key = (backend, len(self.classes_), learning_rate)
+        with _PACKED_LOCK:
+            kept = _PACKED.get(self)
+        if (kept is not None and kept[0] == key and len(kept[1]) == len(self.trees_)
+                and all(a is b for a, b in zip(kept[1], self.trees_))):
+            return kept[2]
+        trees = tuple(self.trees_)
+        packed = backend.pack_trees(list(trees), len(self.classes_), learning_rate)
+        with _PACKED_LOCK:
+            _PACKED[self] = (key, trees, packed)
+        return packed
 
     def _staged_scores(self, X):
         codes = self._codes(X)

@@ -348,3 +348,41 @@ def test_set_params_after_fit_changes_the_parameters_not_the_model(small_multicl
     # a new fit takes the new parameters: MART, a tree per class an iteration
     model.fit(X, target)
     assert len(model.trees_) == 4 * len(model.classes_) and not np.array_equal(model.predict_proba(X), before[0])
+
+
+def test_prediction_packs_the_trees_it_is_given(small_multiclass):
+    # predict keeps trees_ packed for the compiled walk (beside the estimator, not in it); a
+    # continued fit, a shorter trees_ or a replaced tree is packed again: every prediction is
+    # the reference's walk of the trees as they are now
+    from gpuboost.backends.base import Backend
+    from gpuboost.backends.numpy import NumpyBackend
+    from gpuboost.sklearn import _PACKED
+
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=8, max_leaves=6, warm_start=True, device="cpu").fit(X, y)
+    K = len(model.classes_)
+
+    def reference():
+        F = np.zeros((X.shape[0], K))
+        Backend.add_trees.__func__(NumpyBackend, F, model.trees_, model._bin_mapper.transform(X),
+                                   model._bin_mapper.missing_bin, model.learning_rate)
+        return F
+
+    before = dict(model.__dict__)
+    np.testing.assert_array_equal(model.decision_function(X), reference())
+    assert model.__dict__.keys() == before.keys()  # predicting changes nothing in the estimator
+    packed = _PACKED[model][2]
+    np.testing.assert_array_equal(model.decision_function(X), reference())
+    assert _PACKED[model][2] is packed  # the same trees: the same packing
+    model.set_params(n_estimators=12).fit(X, y)  # continued: 4 more trees
+    assert len(model.trees_) == 12
+    np.testing.assert_array_equal(model.decision_function(X), reference())
+    model.trees_ = model.trees_[:5]
+    np.testing.assert_array_equal(model.decision_function(X), reference())
+    model.trees_[2] = model.trees_[4]
+    np.testing.assert_array_equal(model.decision_function(X), reference())
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(model))  # the packing is not pickled: the copy packs its own
+    assert copy not in _PACKED
+    np.testing.assert_array_equal(copy.decision_function(X), reference())

@@ -10,6 +10,7 @@ paid once per machine.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -190,20 +191,21 @@ class CpuBackend(Backend):
     def add_trees(cls, F, trees, codes, missing_code, learning_rate):
         """Backend.add_trees in one compiled call over the whole ensemble (the same sums)."""
         trees = list(trees)
-        if not trees:
-            return
-        leaf_start, classes, steps = _sparse_steps(trees, F.shape[1], learning_rate)
-        node_offset = np.zeros(len(trees) + 1, dtype=np.int64)
-        np.cumsum([tree.n_nodes for tree in trees], out=node_offset[1:])
+        if trees:
+            cls.add_packed(F, pack_trees(trees, F.shape[1], learning_rate), codes, missing_code)
 
-        def joined(name, dtype):
-            return np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype)
+    @staticmethod
+    def pack_trees(trees, n_classes, learning_rate):
+        return pack_trees(trees, n_classes, learning_rate)
 
+    @staticmethod
+    def add_packed(F, packed, codes, missing_code):
+        """add_trees of the trees that pack_trees packed (for the n_classes and learning rate
+        it was given)."""
         out = np.ascontiguousarray(F, dtype=np.float64)
-        kernels.add_trees(out, np.ascontiguousarray(codes), int(missing_code), joined("feature", np.int64),
-                          joined("bin", np.int64), joined("missing_left", np.bool_), joined("left", np.int64),
-                          joined("right", np.int64), leaf_start, classes, steps, node_offset,
-                          max(1, numba.get_num_threads()))
+        kernels.add_trees(out, np.ascontiguousarray(codes), int(missing_code), packed.feature, packed.bin,
+                          packed.missing_left, packed.left, packed.right, packed.depth, packed.leaf_start,
+                          packed.classes, packed.steps, packed.node_offset, max(1, numba.get_num_threads()))
         if out is not F:
             F[...] = out
 
@@ -255,6 +257,41 @@ def narrow_features(codes, n_codes):
     narrow = np.flatnonzero(value_max <= 1).astype(np.int64)
     wide = np.flatnonzero(value_max > 1).astype(np.int64)
     return wide, narrow, columns
+
+
+class PackedTrees(NamedTuple):
+    """An ensemble as kernels.add_trees walks it: the trees' nodes concatenated (tree t's are
+    node_offset[t]:node_offset[t + 1], child ids local to the tree), each leaf its own child
+    with feature 0 (kernels._walks), each tree's depth, and the nodes' sparse steps
+    (_sparse_steps)."""
+
+    feature: np.ndarray
+    bin: np.ndarray
+    missing_left: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    depth: np.ndarray
+    leaf_start: np.ndarray
+    classes: np.ndarray
+    steps: np.ndarray
+    node_offset: np.ndarray
+
+
+def pack_trees(trees, n_classes, learning_rate) -> PackedTrees:
+    """The trees (a non-empty list) packed for CpuBackend.add_packed. Packing costs about as
+    much as walking a few hundred rows through the trees, which a prediction of a few rows
+    would pay every time: the estimator keeps its ensemble's packing."""
+    node_offset = np.zeros(len(trees) + 1, dtype=np.int64)
+    np.cumsum([tree.n_nodes for tree in trees], out=node_offset[1:])
+
+    def joined(name, dtype):
+        return np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype)
+
+    feature, left, right, depth = kernels._walks(joined("feature", np.int64), joined("left", np.int64),
+                                                 joined("right", np.int64), node_offset)
+    leaf_start, classes, steps = _sparse_steps(trees, n_classes, learning_rate)
+    return PackedTrees(feature, joined("bin", np.int64), joined("missing_left", np.bool_), left, right, depth,
+                       leaf_start, classes, steps, node_offset)
 
 
 def _sparse_steps(trees, n_classes, learning_rate):
