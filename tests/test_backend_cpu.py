@@ -586,6 +586,13 @@ def test_ensemble_walk_of_fixed_length_is_the_references(threads):
                 pair=np.array([[1, 2]], np.int32), value=np.array([0.25]), n_samples=np.array([303]),
                 gain=np.array([0.0]))
     trees.insert(5, leaf)
+    # a split whose bin reaches past the missing code: every value goes left, missing ones right
+    wide = Tree(feature=np.array([1, -1, -1], np.int32), bin=np.array([300, -1, -1], np.int32),
+                threshold=np.array([np.inf, np.nan, np.nan]), missing_left=np.array([False, False, False]),
+                left=np.array([1, -1, -1], np.int32), right=np.array([2, -1, -1], np.int32),
+                pair=np.array([[0, 1], [2, 3], [3, 0]], np.int32), value=np.array([0.0, 0.5, -0.75]),
+                n_samples=np.array([303, 270, 33]), gain=np.array([1.0, 0.0, 0.0]))
+    trees.insert(9, wide)
     codes = model._bin_mapper.transform(X)
     missing = model._bin_mapper.missing_bin
     node_offset = np.concatenate([[0], np.cumsum([t.n_nodes for t in trees])]).astype(np.int64)
