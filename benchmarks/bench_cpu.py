@@ -157,14 +157,54 @@ def timed_fit(model, X, y, repeat: int):
     return float(np.median(times)), times
 
 
-def run_gpuboost(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
-    """One fit only, whatever ``repeat``: a NumPy-backend fit takes minutes."""
+# -- the models, at the matched settings (unfitted; K-tree libraries get ceil(trees / K) iterations)
+def gpuboost_model(trees, threads, K=None):
     from gpuboost import BoostClassifier
 
     params = dict(n_estimators=trees, max_leaves=LEAVES, learning_rate=LEARNING_RATE)
     if "n_jobs" in BoostClassifier().get_params():  # later versions: threads of the compiled backend
         params["n_jobs"] = threads
-    model = BoostClassifier(**params)
+    return BoostClassifier(**params)
+
+
+def sklearn_model(trees, threads, K):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(
+        max_leaf_nodes=LEAVES, learning_rate=LEARNING_RATE, min_samples_leaf=1,
+        l2_regularization=0.0, max_bins=255, early_stopping=False, max_iter=math.ceil(trees / K),
+        # above 200000 rows (covertype) the bin edges come from a random subsample of 200000
+        # rows: a fixed seed makes its errors repeatable (with None they vary from run to run)
+        random_state=0,
+    )
+
+
+def lightgbm_model(trees, threads, K):
+    import lightgbm as lgb
+
+    return lgb.LGBMClassifier(
+        num_leaves=LEAVES, learning_rate=LEARNING_RATE, min_child_samples=1, min_child_weight=1e-3,
+        reg_lambda=0.0, max_bin=255, n_estimators=math.ceil(trees / K), n_jobs=threads, verbose=-1,
+    )
+
+
+def xgboost_model(trees, threads, K):
+    import xgboost as xgb
+
+    return xgb.XGBClassifier(
+        max_leaves=LEAVES, grow_policy="lossguide", max_depth=0, learning_rate=LEARNING_RATE,
+        tree_method="hist", min_child_weight=0, reg_lambda=0, max_bin=256, n_estimators=math.ceil(trees / K),
+        n_jobs=threads, device="cpu",
+    )
+
+
+MODELS = {"gpuboost": gpuboost_model, "sklearn": sklearn_model, "lightgbm": lightgbm_model,
+          "xgboost": xgboost_model}
+
+
+def run_gpuboost(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
+    """One fit only, whatever ``repeat``: a NumPy-backend fit takes minutes."""
+    model = gpuboost_model(trees, threads)
     t0 = time.perf_counter()
     model.fit(Xtr, ytr)
     fit_s = time.perf_counter() - t0
@@ -194,16 +234,7 @@ def run_gpuboost(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
 
 
 def run_sklearn(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    iters = math.ceil(trees / K)
-    model = HistGradientBoostingClassifier(
-        max_leaf_nodes=LEAVES, learning_rate=LEARNING_RATE, min_samples_leaf=1,
-        l2_regularization=0.0, max_bins=255, early_stopping=False, max_iter=iters,
-        # above 200000 rows (covertype) the bin edges come from a random subsample of 200000
-        # rows: a fixed seed makes its errors repeatable (with None they vary from run to run)
-        random_state=0,
-    )
+    model = sklearn_model(trees, threads, K)
     fit_s, fit_times = timed_fit(model, Xtr, ytr, repeat)
     t0 = time.perf_counter()
     pred = model.predict(Xte)
@@ -216,13 +247,7 @@ def run_sklearn(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
 
 
 def run_lightgbm(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
-    import lightgbm as lgb
-
-    iters = math.ceil(trees / K)
-    model = lgb.LGBMClassifier(
-        num_leaves=LEAVES, learning_rate=LEARNING_RATE, min_child_samples=1, min_child_weight=1e-3,
-        reg_lambda=0.0, max_bin=255, n_estimators=iters, n_jobs=threads, verbose=-1,
-    )
+    model = lightgbm_model(trees, threads, K)
     fit_s, fit_times = timed_fit(model, Xtr, ytr, repeat)
     t0 = time.perf_counter()
     pred = model.predict(Xte)
@@ -244,12 +269,7 @@ def run_lightgbm(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
 def run_xgboost(Xtr, ytr, Xte, yte, trees, threads, K, repeat=1):
     import xgboost as xgb
 
-    iters = math.ceil(trees / K)
-    model = xgb.XGBClassifier(
-        max_leaves=LEAVES, grow_policy="lossguide", max_depth=0, learning_rate=LEARNING_RATE,
-        tree_method="hist", min_child_weight=0, reg_lambda=0, max_bin=256, n_estimators=iters,
-        n_jobs=threads, device="cpu",
-    )
+    model = xgboost_model(trees, threads, K)
     fit_s, fit_times = timed_fit(model, Xtr, ytr, repeat)
     t0 = time.perf_counter()
     pred = model.predict(Xte)
