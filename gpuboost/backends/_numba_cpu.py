@@ -890,11 +890,12 @@ def _pair_stat(i, r, s, p, pct, top, y):
     """
     yi = y[i]
     ti = top[i]
+    pt = pct[i]  # read whether or not it is used: a select of two values, not a branch to a load
     p_r = p[i, r]
-    pc_r = pct[i] if r == ti else 1.0 - p_r
+    pc_r = pt if r == ti else 1.0 - p_r
     if s >= 0:
         p_s = p[i, s]
-        pc_s = pct[i] if s == ti else 1.0 - p_s
+        pc_s = pt if s == ti else 1.0 - p_s
         g_r = -pc_r if yi == r else p_r
         g_s = -pc_s if yi == s else p_s
         return g_r - g_s, p_r * pc_r + p_s * pc_s + 2.0 * p_r * p_s
