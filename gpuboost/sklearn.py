@@ -602,11 +602,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def _packed_trees(self, backend, learning_rate):
         """trees_ packed for backend.add_packed, made at the first prediction and kept while
         trees_ holds the same trees (checked one by one: a continued fit, a truncation or a
-        replaced tree packs again). Kept beside the estimator, not in it: predicting does not
-        change the estimator, and neither pickles nor clones carry it."""
+        replaced tree packs again; a tree's arrays are read-only, so the same tree has the same
+        nodes). Kept beside the estimator, not in it: predicting does not change the
+        estimator, and neither pickles nor clones carry it. An estimator that cannot be a weak
+        dictionary's key (a subclass without a hash) packs at every prediction."""
         key = (backend, len(self.classes_), learning_rate)
-        with _PACKED_LOCK:
-            kept = _PACKED.get(self)
+        try:
+            with _PACKED_LOCK:
+                kept = _PACKED.get(self)
+        except TypeError:  # not hashable or not weakly referable
+            return backend.pack_trees(list(self.trees_), len(self.classes_), learning_rate)
         if (kept is not None and kept[0] == key and len(kept[1]) == len(self.trees_)
                 and all(a is b for a, b in zip(kept[1], self.trees_))):
             return kept[2]

@@ -16,7 +16,9 @@ Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the
     gain[j]          the gain of eq (30) of the node's split (0 for a leaf)
     vector[j]        K-LogitBoost only (pair (0, -3)): the node's K values, one per class
 
-The same arrays serve prediction, the model file and (later) the GPU.
+The same arrays serve prediction, the model file and (later) the GPU. They are read-only (a
+tree keeps read-only views of the arrays it is given): an estimator keeps its trees packed for
+prediction between calls, so a tree is changed by replacing it in ``trees_``, never in place.
 """
 
 from __future__ import annotations
@@ -41,6 +43,12 @@ class Tree:
     n_samples: np.ndarray
     gain: np.ndarray
     vector: np.ndarray | None = None  # (n_nodes, K): K-LogitBoost's per-class node values
+
+    def __setattr__(self, name, value):
+        if isinstance(value, np.ndarray) and value.flags.writeable:
+            value = value.view()  # the caller's array stays as it was
+            value.flags.writeable = False
+        object.__setattr__(self, name, value)
 
     @property
     def n_nodes(self) -> int:

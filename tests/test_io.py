@@ -240,3 +240,21 @@ def _saved_with_valid_checksum(model, tmp_path, edit):
     data["checksum"] = _checksum(data)
     path.write_text(json.dumps(data, separators=(",", ":")))
     return path
+
+
+def test_a_tree_keeps_read_only_views_and_leaves_its_arrays_writable():
+    # an estimator keeps its trees packed for prediction, so a tree's arrays cannot be changed
+    # through the tree; the arrays it was built from stay the caller's, writable
+    from gpuboost.tree import Tree
+
+    arrays = dict(feature=np.array([-1], np.int32), bin=np.array([-1], np.int32), threshold=np.array([np.nan]),
+                  missing_left=np.array([False]), left=np.array([-1], np.int32), right=np.array([-1], np.int32),
+                  pair=np.array([[0, 1]], np.int32), value=np.array([0.5]), n_samples=np.array([3]),
+                  gain=np.array([0.0]))
+    tree = Tree(**arrays)
+    tree.vector = np.zeros((1, 2))
+    for name in [*arrays, "vector"]:
+        assert not getattr(tree, name).flags.writeable, name
+    assert all(a.flags.writeable for a in arrays.values())
+    with pytest.raises(ValueError, match="read-only"):
+        tree.value[0] = 1.0

@@ -381,8 +381,23 @@ def test_prediction_packs_the_trees_it_is_given(small_multiclass):
     np.testing.assert_array_equal(model.decision_function(X), reference())
     model.trees_[2] = model.trees_[4]
     np.testing.assert_array_equal(model.decision_function(X), reference())
+    with pytest.raises(ValueError, match="read-only"):  # a tree changes by replacing it, not in place
+        model.trees_[0].value[0] = 1.0
     import pickle
 
     copy = pickle.loads(pickle.dumps(model))  # the packing is not pickled: the copy packs its own
     assert copy not in _PACKED
     np.testing.assert_array_equal(copy.decision_function(X), reference())
+
+
+def test_an_unhashable_subclass_still_predicts(small_multiclass):
+    # the packing is kept in a weak dictionary keyed by the estimator; a subclass with __eq__
+    # and no __hash__ cannot be a key, and packs at every prediction instead
+    class Unhashable(BoostClassifier):
+        def __eq__(self, other):
+            return self is other
+
+    X, y = small_multiclass
+    model = Unhashable(n_estimators=4, max_leaves=5).fit(X, y)
+    reference = BoostClassifier(n_estimators=4, max_leaves=5).fit(X, y)
+    np.testing.assert_array_equal(model.decision_function(X), reference.decision_function(X))
