@@ -593,14 +593,25 @@ def test_ensemble_walk_of_fixed_length_is_the_references(threads):
                 pair=np.array([[0, 1], [2, 3], [3, 0]], np.int32), value=np.array([0.0, 0.5, -0.75]),
                 n_samples=np.array([303, 270, 33]), gain=np.array([1.0, 0.0, 0.0]))
     trees.insert(9, wide)
+    # a chain: each split sends the rows below its bin to a leaf, the others one level deeper
+    n = 25
+    feature = np.full(n, -1, np.int32)
+    bins = np.full(n, -1, np.int32)
+    left = np.full(n, -1, np.int32)
+    right = np.full(n, -1, np.int32)
+    for k in range(12):
+        feature[2 * k], bins[2 * k], left[2 * k], right[2 * k] = 2, 15 * k, 2 * k + 1, 2 * k + 2
+    trees.insert(2, Tree(feature=feature, bin=bins, threshold=np.zeros(n), missing_left=np.arange(n) % 4 == 0,
+                         left=left, right=right, pair=np.stack([np.arange(n) % 4, (np.arange(n) + 1) % 4], 1),
+                         value=rng.normal(size=n), n_samples=np.ones(n, np.int64), gain=np.zeros(n)))
     codes = model._bin_mapper.transform(X)
     missing = model._bin_mapper.missing_bin
     node_offset = np.concatenate([[0], np.cumsum([t.n_nodes for t in trees])]).astype(np.int64)
     joined = {name: np.concatenate([getattr(t, name) for t in trees]).astype(np.int64)
               for name in ("feature", "left", "right")}
-    depth = kernels._walks(joined["feature"], joined["left"], joined["right"], node_offset)[3]
+    depth = kernels._walks(joined["feature"], joined["left"], joined["right"], node_offset)[2]
     assert depth.tolist() == [_depth(t) for t in trees]
-    assert depth.min() == 0 and depth.max() >= 5
+    assert depth.min() == 0 and depth.max() == 12
     F_ref, F_fast = np.zeros((303, 4)), np.zeros((303, 4))
     Backend.add_trees.__func__(NumpyBackend, F_ref, trees, codes, missing, 0.1)
     previous = numba.get_num_threads()

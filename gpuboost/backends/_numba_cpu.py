@@ -2477,12 +2477,10 @@ TREE_BLOCK = 64
 
 @njit(cache=True)
 def _walks(feature, left, right, node_offset):
-    """The trees as add_trees walks them: every node's feature, left and right child, a leaf
-    with feature 0 and itself as both children (a walk that reached it stays there), and each
-    tree's depth (the longest root-to-leaf path): depth[t] steps from the root reach every
-    row's leaf."""
+    """The trees' children as add_trees walks them (a leaf its own left and right child: a walk
+    that reached it stays there) and each tree's depth (its longest root-to-leaf path):
+    depth[t] steps from the root reach every row's leaf."""
     n_trees = node_offset.shape[0] - 1
-    walk_feature = np.zeros(feature.shape[0], np.int64)
     walk_left = np.empty(feature.shape[0], np.int64)
     walk_right = np.empty(feature.shape[0], np.int64)
     depth = np.zeros(n_trees, np.int64)
@@ -2490,13 +2488,8 @@ def _walks(feature, left, right, node_offset):
         base = node_offset[t]
         size = node_offset[t + 1] - base
         for j in range(base, base + size):
-            if feature[j] >= 0:
-                walk_feature[j] = feature[j]
-                walk_left[j] = left[j]
-                walk_right[j] = right[j]
-            else:
-                walk_left[j] = j - base
-                walk_right[j] = j - base
+            walk_left[j] = left[j] if feature[j] >= 0 else j - base
+            walk_right[j] = right[j] if feature[j] >= 0 else j - base
         stack = np.empty(size + 1, np.int64)  # (node, its depth) pairs of an explicit search
         at_depth = np.empty(size + 1, np.int64)
         stack[0] = 0
@@ -2508,13 +2501,13 @@ def _walks(feature, left, right, node_offset):
             d = at_depth[top]
             if feature[base + node] < 0:
                 depth[t] = max(depth[t], d)
-            elif top + 2 <= size + 1:
+            elif top + 2 <= size + 1:  # (always, in a tree: the guard keeps a damaged one finite)
                 stack[top] = left[base + node]
                 at_depth[top] = d + 1
                 stack[top + 1] = right[base + node]
                 at_depth[top + 1] = d + 1
                 top += 2
-    return walk_feature, walk_left, walk_right, depth
+    return walk_left, walk_right, depth
 
 
 @njit(cache=True, inline="always")
@@ -2537,8 +2530,8 @@ def _add_leaf_step(F, i, at, leaf_start, classes, steps):
 
 
 @njit(cache=True, parallel=True)
-def add_trees(F, codes, missing_code, walk_feature, bin_, missing_left, walk_left, walk_right, depth, leaf_start,
-              classes, steps, node_offset, n_blocks):
+def add_trees(F, codes, missing_code, feature, bin_, missing_left, walk_left, walk_right, depth, leaf_start, classes,
+              steps, node_offset, n_blocks):
     """F[i] += the step vector of row i's leaf, for every tree of an ensemble, tree by tree.
 
     The trees are concatenated: tree t's nodes are node_offset[t]:node_offset[t + 1] (child
@@ -2548,13 +2541,12 @@ def add_trees(F, codes, missing_code, walk_feature, bin_, missing_left, walk_lef
     Backend.add_trees; rows are independent, so n_blocks (the threads' row blocks) changes
     nothing in the result.
 
-    Rows walk a tree four at a time, each a fixed number of steps (the tree's depth, a leaf
-    leading to itself: walk_feature, walk_left, walk_right and depth as _walks gives them for
-    the trees' feature, left and right), each step's child chosen in arithmetic
-    (_walk_child): the walk has no branch that depends on the data, and the four rows' loads
-    overlap. Against a walk that stopped at the leaf, one row at a time, with branches:
-    pendigits' 3498 test rows through 1000 trees 58 -> 30 ms, letter's 4000 through 2000
-    trees 111 -> 75 ms (2 threads, 2026-11-25).
+    Rows walk a tree four at a time, until all four are at their leaves (at most the tree's
+    depth), a row at its leaf staying there (walk_left, walk_right and depth as _walks gives
+    them), each step's child chosen in arithmetic (_walk_child): no branch depends on one
+    row's side, and the four rows' loads overlap. Against a walk of one row at a time with a
+    branch on its side: pendigits' 3498 test rows through 1000 trees 58 -> 29 ms, letter's
+    4000 through 2000 trees 111 -> 70 ms (2 threads, 2026-11-25).
     """
     n, K = F.shape
     n_trees = node_offset.shape[0] - 1
@@ -2571,10 +2563,16 @@ def add_trees(F, codes, missing_code, walk_feature, bin_, missing_left, walk_lef
                     a2 = base
                     a3 = base
                     for _ in range(depth[t]):  # the four rows' codes first, then their steps
-                        c0 = codes[i, walk_feature[a0]]
-                        c1 = codes[i + 1, walk_feature[a1]]
-                        c2 = codes[i + 2, walk_feature[a2]]
-                        c3 = codes[i + 3, walk_feature[a3]]
+                        f0 = feature[a0]
+                        f1 = feature[a1]
+                        f2 = feature[a2]
+                        f3 = feature[a3]
+                        if (f0 & f1 & f2 & f3) < 0:  # all four at leaves (feature -1)
+                            break
+                        c0 = codes[i, max(f0, 0)]  # (a row at a leaf reads feature 0, and stays)
+                        c1 = codes[i + 1, max(f1, 0)]
+                        c2 = codes[i + 2, max(f2, 0)]
+                        c3 = codes[i + 3, max(f3, 0)]
                         a0 = base + _walk_child(a0, c0, missing_code, bin_, missing_left, walk_left, walk_right)
                         a1 = base + _walk_child(a1, c1, missing_code, bin_, missing_left, walk_left, walk_right)
                         a2 = base + _walk_child(a2, c2, missing_code, bin_, missing_left, walk_left, walk_right)
@@ -2588,8 +2586,8 @@ def add_trees(F, codes, missing_code, walk_feature, bin_, missing_left, walk_lef
                 for t in range(t0, t1):
                     base = node_offset[t]
                     at = base
-                    for _ in range(depth[t]):
-                        c = codes[i, walk_feature[at]]
-                        at = base + _walk_child(at, c, missing_code, bin_, missing_left, walk_left, walk_right)
+                    while feature[at] >= 0:
+                        at = base + _walk_child(at, codes[i, feature[at]], missing_code, bin_, missing_left, walk_left,
+                                                walk_right)
                     _add_leaf_step(F, i, at, leaf_start, classes, steps)
                 i += 1

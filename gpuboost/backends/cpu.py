@@ -262,8 +262,7 @@ def narrow_features(codes, n_codes):
 class PackedTrees(NamedTuple):
     """An ensemble as kernels.add_trees walks it: the trees' nodes concatenated (tree t's are
     node_offset[t]:node_offset[t + 1], child ids local to the tree), each leaf its own child
-    with feature 0 (kernels._walks), each tree's depth, and the nodes' sparse steps
-    (_sparse_steps)."""
+    (kernels._walks), each tree's depth, and the nodes' sparse steps (_sparse_steps)."""
 
     feature: np.ndarray
     bin: np.ndarray
@@ -287,8 +286,8 @@ def pack_trees(trees, n_classes, learning_rate) -> PackedTrees:
     def joined(name, dtype):
         return np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype)
 
-    feature, left, right, depth = kernels._walks(joined("feature", np.int64), joined("left", np.int64),
-                                                 joined("right", np.int64), node_offset)
+    feature = joined("feature", np.int64)
+    left, right, depth = kernels._walks(feature, joined("left", np.int64), joined("right", np.int64), node_offset)
     leaf_start, classes, steps = _sparse_steps(trees, n_classes, learning_rate)
     return PackedTrees(feature, joined("bin", np.int64), joined("missing_left", np.bool_), left, right, depth,
                        leaf_start, classes, steps, node_offset)
