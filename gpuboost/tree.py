@@ -50,6 +50,10 @@ class Tree:
             value.flags.writeable = False
         object.__setattr__(self, name, value)
 
+    def __setstate__(self, state):  # unpickled and copied trees: read-only too
+        for name, value in state.items():
+            setattr(self, name, value)
+
     @property
     def n_nodes(self) -> int:
         return int(self.feature.shape[0])

@@ -258,3 +258,9 @@ def test_a_tree_keeps_read_only_views_and_leaves_its_arrays_writable():
     assert all(a.flags.writeable for a in arrays.values())
     with pytest.raises(ValueError, match="read-only"):
         tree.value[0] = 1.0
+    import copy
+    import pickle
+
+    for again in (pickle.loads(pickle.dumps(tree)), copy.deepcopy(tree)):  # (unpickled arrays are writable)
+        assert not any(getattr(again, name).flags.writeable for name in [*arrays, "vector"])
+        np.testing.assert_array_equal(again.value, tree.value)

@@ -2586,7 +2586,9 @@ def add_trees(F, codes, missing_code, feature, bin_, missing_left, walk_left, wa
                 for t in range(t0, t1):
                     base = node_offset[t]
                     at = base
-                    while feature[at] >= 0:
+                    for _ in range(depth[t]):
+                        if feature[at] < 0:
+                            break
                         at = base + _walk_child(at, codes[i, feature[at]], missing_code, bin_, missing_left, walk_left,
                                                 walk_right)
                     _add_leaf_step(F, i, at, leaf_start, classes, steps)
