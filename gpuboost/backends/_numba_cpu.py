@@ -2460,13 +2460,12 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
 
 @njit(cache=True)
 def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, out):
-    """out[i] = leaf id of row i."""
+    """out[i] = leaf id of row i (each step's side by add_trees' rule, _walk_child: at a split,
+    the walk arrays are the tree's own children)."""
     for i in range(codes.shape[0]):
         node = 0
         while feature[node] >= 0:
-            c = codes[i, feature[node]]
-            go_left = missing_left[node] if c == missing_code else c <= bin_[node]
-            node = left[node] if go_left else right[node]
+            node = _walk_child(node, codes[i, feature[node]], missing_code, bin_, missing_left, left, right)
         out[i] = node
 
 
