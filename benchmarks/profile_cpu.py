@@ -152,7 +152,7 @@ def main() -> None:
     prof = np.zeros(len(names), np.int64)
 
     def grow():
-        kernels.grow_tree(b.codes, b.wide, b.columns, b.narrow, b._narrow_gh, b.y, b.weight, b.weighted, b.p, b.pct,
+        kernels.grow_tree(b.codes, b.wide, b.columns, b.sparse, b.cells, b.y, b.weight, b.weighted, b.p, b.pct,
                           b.top, b.rows, b.n_codes, args.leaves, 1, False, b.n_threads, -1, -1, False,
                           b.derives_histograms, prof)
 

@@ -276,15 +276,21 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads, weighted):
     assert n * d >= kernels.HISTOGRAM_CELLS and n * k >= kernels.PARALLEL_SCORES
     assert n * (k + d) // 4 >= kernels.SIBLING_CELLS  # siblings of a quarter of the rows or more: in parallel
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
-    codes[:, 8:] = rng.random((n, 4)) < [[0.5, 0.1, 0.03, 0.0]]  # binary and one-hot-like: "narrow" features
-    codes[rng.random((n, d)) < 0.05] = 255
-    y = (codes[:, 0] // 6 + (codes[:, 1] > 16) + 2 * codes[:, 8] + 3 * (codes[:, 9] == 1)) % k
+    # binary and one-hot-like features: 8 is dense (wide), 9-11 sparse with default 0, and
+    # (the last columns) sparse with default 1 and with the missing code as default
+    codes[:, 8:] = rng.random((n, 4)) < [[0.5, 0.1, 0.03, 0.0]]
+    codes = np.concatenate([codes, (rng.random((n, 2)) < [[0.9, 0.0]]).astype(np.uint8)], axis=1)
+    codes[rng.random((n, d + 2)) < 0.05] = 255
+    codes[rng.random(n) < 0.6, d + 1] = 255
+    y = (codes[:, 0] // 6 + (codes[:, 1] > 16) + 2 * codes[:, 8] + 3 * (codes[:, 9] == 1) + codes[:, 12]) % k
     w = rng.uniform(0.1, 2.0, size=n) if weighted else None
     ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
     fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
     if fast.n_threads < n_threads:
         pytest.skip("numba has one thread here")
-    assert list(fast.narrow) == [8, 9, 10, 11] and len(fast.wide) == 8
+    expected_sparse = [(9, 0), (10, 0), (11, 0), (12, 1), (13, n_bins)]
+    assert [tuple(f) for f in fast.sparse] == [tuple(f) for f in ref.sparse] == expected_sparse
+    assert list(fast.wide) == list(range(9))
     edge = lambda f, b: float(b)  # noqa: E731
     F = np.zeros((n, k))
     for _ in range(4):
@@ -302,17 +308,19 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads, weighted):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_narrow_features_histograms_are_the_references(weighted):
+def test_sparse_features_histograms_are_the_references(weighted):
     # the whole-tree histogram (_histogram_block, and by feature blocks _histogram_parallel)
-    # with binary and one-hot-like features summed in registers: the reference's bins, exactly
+    # adding only the sparse features' codes other than their defaults, the default bins
+    # folded: the reference's bins (fold_default_bins), exactly; and the staged node_histogram
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends.cpu import narrow_features
+    from gpuboost.backends.numpy import build_histogram, fold_default_bins, halved_histogram
 
     rng = np.random.default_rng(31)
-    n, d, k, n_bins = 3000, 7, 4, 16
+    n, d, k, n_bins = 3000, 8, 4, 16
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
-    codes[:, 3:] = rng.random((n, 4)) < [[0.5, 0.2, 0.02, 0.0]]
+    codes[:, 3:] = rng.random((n, 5)) < [[0.5, 0.8, 0.02, 0.0, 0.1]]
     codes[rng.random((n, d)) < 0.05] = 255
+    codes[rng.random(n) < 0.6, 7] = 255  # mostly missing: the missing code is the default
     y = rng.integers(0, k, size=n)
     w = rng.uniform(0.1, 2.0, size=n) if weighted else None
     ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
@@ -320,41 +328,60 @@ def test_narrow_features_histograms_are_the_references(weighted):
     F = rng.normal(size=(n, k))
     ref.set_scores(F)
     fast.set_scores(F)
-    wide, narrow, columns = narrow_features(fast.codes, fast.n_codes)
-    np.testing.assert_array_equal(columns, fast.codes.T)
-    assert list(wide) == [0, 1, 2] and list(narrow) == [3, 4, 5, 6]
-    segments = np.array([[0, n], [n // 3, n - 100]])
-    from gpuboost.backends.numpy import build_histogram
-
+    assert [tuple(f) for f in fast.sparse] == [(4, 1), (5, 0), (6, 0), (7, n_bins)]
+    assert list(fast.wide) == [0, 1, 2, 3]  # 3: binary, but no code holds half of the rows
+    segments = np.array([[0, n], [n // 3, n - 100], [5, 5]])
+    sparse, wide, cells = fast.sparse, fast.wide, fast.cells
     for pair, first_order in (((1, 3), False), ((2, -1), True), ((0, -2), False)):
-        # one pass over the rows (the kernels below), not the halves' sum of histograms()
-        expected = [build_histogram(ref.codes[ref.rows[lo:hi]], ref._channels(ref.rows[lo:hi], pair, first_order),
-                                    ref.n_codes) for lo, hi in segments]
+        expected = []
+        for lo, hi in segments:  # one pass over the rows (the kernels below), not histograms()' halves
+            values = ref._channels(ref.rows[lo:hi], pair, first_order)
+            dense = build_histogram(ref.codes[ref.rows[lo:hi]], values, ref.n_codes)
+            expected.append(fold_default_bins(dense.copy(), values, ref.sparse))
+            np.testing.assert_allclose(expected[-1], dense, rtol=1e-12, atol=1e-9)  # the direct sums, to rounding
         for j, (lo, hi) in enumerate(segments):
             hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)  # channels, and a fourth, 0
-            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow, fast.p,
+            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells, fast.p,
                                      fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
-                                     np.empty((n, 2)),
-                                     0, len(wide), 0, len(narrow))
+                                     0, len(wide), kernels.WITH_SPARSE)
             np.testing.assert_array_equal(hist[..., :3], expected[j])
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
-            hist[:] = np.nan
-            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow,
-                                        fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
-                                        3)
-            np.testing.assert_array_equal(hist[..., :3], expected[j])
-            np.testing.assert_array_equal(hist[..., 3:], 0.0)
-            hist[:] = np.nan  # more blocks than narrow features: some blocks have none (and no scratch)
-            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, columns, narrow[:1],
-                                        fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
-                                        3)
-            np.testing.assert_array_equal(hist[narrow[:1], :, :3], expected[j][narrow[:1]])
-            np.testing.assert_array_equal(hist[wide, :, :3], expected[j][wide])
+            for n_blocks in (3, 4):  # the sparse features with the first block
+                hist[:] = np.nan
+                kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells,
+                                            fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order,
+                                            hist, n_blocks)
+                np.testing.assert_array_equal(hist[..., :3], expected[j])
+                np.testing.assert_array_equal(hist[..., 3:], 0.0)
+            staged = np.full((d, fast.n_codes, 3), np.nan)
+            kernels.node_histogram(fast.rows, lo, hi, pair[0], pair[1], fast.codes, sparse, fast.p, fast.pct,
+                                   fast.top, fast.y, fast.weight, weighted, first_order, staged, np.empty((n, 2)), 1)
+            values = ref._channels(ref.rows[lo:hi], pair, first_order)  # histograms(): by halves, each folded
+            np.testing.assert_array_equal(staged, halved_histogram(ref.codes[ref.rows[lo:hi]], values, ref.n_codes,
+                                                                   ref.sparse))
 
 
-def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):
-    # the feature-major copy is only a faster path: past its size limit every feature is
-    # summed row by row and the partition reads the row-major codes, and the tree is the same
+def test_sparse_features_default_bins_are_folded_not_summed():
+    # a deliberate break: the sparse features' default bins summed from their rows, as the dense
+    # histogram has them, differ from the fold in the last digits, and the fold is what the
+    # reference and the kernels agree on (a kernel that summed them would fail the test above)
+    from gpuboost.backends.numpy import build_histogram, fold_default_bins
+
+    rng = np.random.default_rng(5)
+    n = 2000
+    codes = (rng.random((n, 2)) < 0.2).astype(np.uint8)
+    values = rng.normal(size=(n, 2)) * rng.uniform(1e-3, 1e3, size=(n, 1))
+    dense = build_histogram(codes, values, 3)
+    folded = fold_default_bins(dense.copy(), values, np.array([[0, 0], [1, 0]]))
+    np.testing.assert_array_equal(folded[:, 1:], dense[:, 1:])  # the other bins: untouched
+    np.testing.assert_array_equal(folded[:, 0, 2], dense[:, 0, 2])  # counts: exact
+    np.testing.assert_allclose(folded[:, 0, :2], dense[:, 0, :2], rtol=1e-10)
+    assert not np.array_equal(folded[:, 0, :2], dense[:, 0, :2])  # (else the test shows nothing)
+
+
+def test_sparse_features_do_not_depend_on_the_column_copy(monkeypatch):
+    # the feature-major copy is only a faster path for the partition: past its size limit the
+    # partition reads the row-major codes, the sparse features stay, and the tree is the same
     from gpuboost.backends import cpu
 
     rng = np.random.default_rng(32)
@@ -366,7 +393,7 @@ def test_narrow_features_beyond_the_copy_limit_are_wide(monkeypatch):
     for limit in (cpu.COLUMNS_COPY_BYTES, 1999):
         monkeypatch.setattr(cpu, "COLUMNS_COPY_BYTES", limit)
         fast = CpuBackend(codes, y, None, 3, n_bins=9, missing_code=255)
-        assert len(fast.narrow) == (2 if limit > 2000 else 0)
+        assert [tuple(f) for f in fast.sparse] == [(2, 0), (3, 0)]
         assert fast.columns.shape == ((4, 500) if limit > 2000 else (0, 500))  # the partition reads codes
         fast.set_scores(F)
         trees.append(fast.grow_tree(GrowerParams(), lambda f, b: float(b))[0])

@@ -62,6 +62,10 @@ SIBLING_CELLS = 1 << 14
 #: (row, feature) cells.
 HISTOGRAM_CELLS = 1 << 16
 
+#: _histogram_block's with_sparse where a block has the sparse features (a NumPy boolean: numba
+#: compiles a kernel again for each literal bool)
+WITH_SPARSE = np.bool_(True)
+
 #: set_scores splits its rows between the threads from this many (row, class) scores.
 PARALLEL_SCORES = 1 << 16
 
@@ -975,22 +979,36 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
 
 
 @njit(cache=True)
-def node_histogram(rows, start, stop, r, s, codes, p, pct, top, y, w, weighted, first_order, hist, gh, n_threads):
+def node_histogram(rows, start, stop, r, s, codes, sparse, p, pct, top, y, w, weighted, first_order, hist, gh,
+                   n_threads):
     """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code
     ((w g, w, 1) with first_order).
 
     gh is scratch of shape (>= stop - start, 2).
     """
-    D = codes.shape[1]
     _node_channels(rows, start, stop, r, s, p, pct, top, y, w, weighted, first_order, gh)
     if stop - start >= _hist_halves_rows(hist.shape[1]):  # the sum of the halves' histograms
         mid = start + (stop - start) // 2
         second = np.empty(hist.shape)
         _staged_accumulate(rows, start, mid, codes, gh, hist, n_threads)
+        _fold_staged(hist, sparse, gh, mid - start)
         _staged_accumulate(rows, mid, stop, codes, gh[mid - start:], second, n_threads)
+        _fold_staged(second, sparse, gh[mid - start:], stop - mid)
         _add_into(hist, second)
     else:
         _staged_accumulate(rows, start, stop, codes, gh, hist, n_threads)
+        _fold_staged(hist, sparse, gh, stop - start)
+
+
+@njit(cache=True)
+def _fold_staged(hist, sparse, gh, n):
+    """_fold_defaults of a block's dense histogram, its totals summed from gh[:n] in row order."""
+    total_g = 0.0
+    total_h = 0.0
+    for j in range(n):
+        total_g += gh[j, 0]
+        total_h += gh[j, 1]
+    _fold_defaults(hist, sparse, total_g, total_h, n)
 
 
 @njit(cache=True)
@@ -1325,28 +1343,25 @@ def _add_to_bin(typingctx, hist, cell, g, h):
 
 
 @njit(cache=True)
-def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                     hist, gh, w_lo, w_hi, n_lo, n_hi):
-    """The node's histogram for the features wide[w_lo:w_hi] and narrow[n_lo:n_hi].
+def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
+                     hist, w_lo, w_hi, with_sparse):
+    """The node's histogram for the features wide[w_lo:w_hi], and where with_sparse for the
+    sparse features (``sparse[q] = (feature, default code)``, see base.sparse_features).
 
     Wide features: one pass over the rows, channels computed on the fly, every feature of a
-    row added to its bin. Narrow features (two value codes at most, see CpuBackend): a pass per
-    pair of features over their columns (columns[f]: feature f's codes, the feature-major copy
-    of codes) and the channels kept in gh
-    (scratch of >= stop - start rows), summing the three bins (0, 1, missing) in registers.
-    Row by row, such a feature adds to the same one or two bins at every row, and each addition
-    waited for the one before it through memory (covertype's 44 one-hot features: 2.6 ns a row
-    and feature; 0.7 ns in registers, two features a pass). Each bin is still summed in row
-    order: the same sums.
+    row added to its bin. Sparse features: in the same pass, only a row's codes other than
+    its feature's default are added (cells: their flat bins f * n_codes + code, row i's at
+    cells[cells[i]:cells[i + 1]]), and each default bin is then the block's totals minus its
+    feature's other bins (_fold_defaults, the reference's fold_default_bins). Covertype's 44
+    one-hot features cost a row its two codes that are 1, not 44 additions. Every other bin is
+    summed in row order, as the reference sums it.
     """
     if hist.shape[2] != LANES:
         raise ValueError("_histogram_block: the histogram needs LANES channels")
     W = hist.shape[1]
     for q in range(w_lo, w_hi):
         hist[wide[q]] = 0.0
-    for q in range(n_lo, n_hi):
-        hist[narrow[q]] = 0.0
-    if narrow.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
+    if sparse.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
         if weighted or first_order:
             for j in range(start, stop):
                 i = rows[j]
@@ -1362,69 +1377,52 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, p
                 for f in range(w_lo, w_hi):
                     _add_to_bin(hist, f * W + ci[f], g, h)
         return
-    keep = n_hi > n_lo  # gh may be empty where this block has no narrow feature
+    if with_sparse:
+        for q in range(sparse.shape[0]):
+            hist[sparse[q, 0]] = 0.0
+    total_g = 0.0
+    total_h = 0.0
     for j in range(start, stop):
         i = rows[j]
         g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
-        if keep:
-            gh[j - start, 0] = g
-            gh[j - start, 1] = h
         ci = codes[i]
         for q in range(w_lo, w_hi):
             f = wide[q]
             _add_to_bin(hist, f * W + ci[f], g, h)
-    missing_code = hist.shape[1] - 1
-    q = n_lo
-    while q + 1 < n_hi:  # two features a pass (1.6x faster than one on covertype)
-        _narrow_pair_histogram(rows, start, stop, columns[narrow[q]], columns[narrow[q + 1]], gh, hist[narrow[q]],
-                               hist[narrow[q + 1]], missing_code)
-        q += 2
-    if q < n_hi:
-        _narrow_histogram(rows, start, stop, columns[narrow[q]], gh, hist[narrow[q]], missing_code)
-
-
-@njit(cache=True, inline="always")
-def _narrow_add(bins, c, g, h, missing_code):
-    """bins (w g, w h, count of code 0, then code 1, then missing: 9 numbers, kept in registers)
-    with a row of code c and channels g, h added."""
-    g0, h0, c0, g1, h1, c1, gm, hm, cm = bins
-    if c == 0:
-        return g0 + g, h0 + h, c0 + 1.0, g1, h1, c1, gm, hm, cm
-    if c == missing_code:
-        return g0, h0, c0, g1, h1, c1, gm + g, hm + h, cm + 1.0
-    return g0, h0, c0, g1 + g, h1 + h, c1 + 1.0, gm, hm, cm
+        if with_sparse:
+            total_g += g
+            total_h += h
+            for q in range(cells[i], cells[i + 1]):
+                _add_to_bin(hist, cells[q], g, h)
+    if with_sparse:
+        _fold_defaults(hist, sparse, total_g, total_h, stop - start)
 
 
 @njit(cache=True)
-def _narrow_histogram(rows, start, stop, ct, gh, hist_f, missing_code):
-    """hist_f (zero on entry) = one narrow feature's bins 0, 1 and missing, summed in registers."""
-    bins = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for j in range(start, stop):
-        bins = _narrow_add(bins, ct[rows[j]], gh[j - start, 0], gh[j - start, 1], missing_code)
-    _put_narrow_bins(hist_f, missing_code, bins)
-
-
-@njit(cache=True)
-def _narrow_pair_histogram(rows, start, stop, ca, cb, gh, hist_a, hist_b, missing_code):
-    """_narrow_histogram of two features in one pass over the rows."""
-    bins_a = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    bins_b = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for j in range(start, stop):
-        i = rows[j]
-        g = gh[j - start, 0]
-        h = gh[j - start, 1]
-        bins_a = _narrow_add(bins_a, ca[i], g, h, missing_code)
-        bins_b = _narrow_add(bins_b, cb[i], g, h, missing_code)
-    _put_narrow_bins(hist_a, missing_code, bins_a)
-    _put_narrow_bins(hist_b, missing_code, bins_b)
-
-
-@njit(cache=True)
-def _put_narrow_bins(hist_f, missing_code, bins):
-    for channel in range(3):
-        hist_f[0, channel] = bins[channel]
-        hist_f[1, channel] = bins[3 + channel]
-        hist_f[missing_code, channel] = bins[6 + channel]
+def _fold_defaults(hist, sparse, total_g, total_h, n):
+    """Each sparse feature's default bin: the block's totals (total_g, total_h: its channels
+    summed in row order; n rows) minus the feature's other bins in code order, the count n
+    minus theirs; (0, 0, 0) where no row has the default code. Bins that hold no row are
+    0.0 and skipped (subtracting 0.0 changes nothing). As numpy.fold_default_bins."""
+    W = hist.shape[1]
+    for q in range(sparse.shape[0]):
+        f = sparse[q, 0]
+        d = sparse[q, 1]
+        g = total_g
+        h = total_h
+        c = float(n)
+        for b in range(W):
+            if b != d and hist[f, b, COUNT] != 0.0:
+                g -= hist[f, b, GRAD]
+                h -= hist[f, b, HESS]
+                c -= hist[f, b, COUNT]
+        if c == 0.0:
+            g = 0.0
+            h = 0.0
+        hist[f, d, GRAD] = g
+        hist[f, d, HESS] = h
+        hist[f, d, COUNT] = c
+        hist[f, d, COUNT + 1:] = 0.0
 
 
 # The parallel kernels give every thread its own accumulators (a block of features, or half of
@@ -1434,77 +1432,73 @@ def _put_narrow_bins(hist_f, missing_code, bins):
 
 
 @njit(cache=True, parallel=True)
-def _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
+def _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
                         hist, n_blocks):
-    """_histogram_block of one node by n_blocks threads, each with a block of the wide and of
-    the narrow features, its own histogram (copied out) and its own channel scratch."""
+    """_histogram_block of one node by n_blocks threads, each with a block of the wide
+    features and its own histogram (copied out); the first block also has the sparse ones."""
     n_wide = wide.shape[0]
-    n_narrow = narrow.shape[0]
     for block in prange(n_blocks):
         w_lo = block * n_wide // n_blocks
         w_hi = (block + 1) * n_wide // n_blocks
-        n_lo = block * n_narrow // n_blocks
-        n_hi = (block + 1) * n_narrow // n_blocks
         own = np.empty(hist.shape)
-        gh = np.empty((stop - start if n_hi > n_lo else 0, 2))
-        _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                         first_order, own, gh, w_lo, w_hi, n_lo, n_hi)
+        _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                         first_order, own, w_lo, w_hi, block == 0)
         for q in range(w_lo, w_hi):
             _copy2(own[wide[q]], hist[wide[q]])
-        for q in range(n_lo, n_hi):
-            _copy2(own[narrow[q]], hist[narrow[q]])
+        if block == 0:
+            for q in range(sparse.shape[0]):
+                _copy2(own[sparse[q, 0]], hist[sparse[q, 0]])
 
 
 @njit(cache=True)
-def _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                    hist, second, gh):
+def _node_histogram(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
+                    hist, second):
     """The node's histogram on one thread; of _hist_halves_rows rows or more, its halves' into
     hist and second (best_split adds them bin by bin, as the reference's sum of the halves).
     Returns whether it was halved."""
     if stop - start >= _hist_halves_rows(hist.shape[1]):
         mid = start + (stop - start) // 2
-        _histogram_block(rows, start, mid, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                         first_order, hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
-        _histogram_block(rows, mid, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                         first_order, second, gh, 0, wide.shape[0], 0, narrow.shape[0])
+        _histogram_block(rows, start, mid, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                         first_order, hist, 0, wide.shape[0], WITH_SPARSE)
+        _histogram_block(rows, mid, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                         first_order, second, 0, wide.shape[0], WITH_SPARSE)
         return True
-    _histogram_block(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                     hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
+    _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
+                     hist, 0, wide.shape[0], WITH_SPARSE)
     return False
 
 
 @njit(cache=True, parallel=True)
-def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                                first_order, hist, second):
     """The halves of a node of _hist_halves_rows rows or more on two threads: the first into
-    hist, the second into second, each with its own channel scratch."""
+    hist, the second into second."""
     for half in prange(2):
         lo, hi = _share(np.int64(half), start, stop, _hist_halves_rows(hist.shape[1]))
-        gh = np.empty((hi - lo if narrow.shape[0] else 0, 2))
         if half == 0:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                             first_order, hist, gh, 0, wide.shape[0], 0, narrow.shape[0])
+            _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                             first_order, hist, 0, wide.shape[0], WITH_SPARSE)
         else:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                             first_order, second, gh, 0, wide.shape[0], 0, narrow.shape[0])
+            _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                             first_order, second, 0, wide.shape[0], WITH_SPARSE)
 
 
 @njit(cache=True)
-def _node_histogram_threads(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                            first_order, hist, second, gh, n_threads):
+def _node_histogram_threads(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                            first_order, hist, second, n_threads):
     """The node's histogram: its halves on two threads (_hist_halves_rows rows or more), or by
     feature blocks on n_threads threads where it is large enough, or on one thread. Returns
     whether it was halved (the halves in hist and second)."""
     if n_threads > 1 and stop - start >= _hist_halves_rows(hist.shape[1]):
-        _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
+        _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                                    first_order, hist, second)
         return True
-    if n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS:
-        _histogram_parallel(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                            first_order, hist, min(n_threads, codes.shape[1]))
+    if n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS and wide.shape[0] > 1:
+        _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                            first_order, hist, min(n_threads, wide.shape[0]))
         return False
-    return _node_histogram(rows, start, stop, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted,
-                           first_order, hist, second, gh)
+    return _node_histogram(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                           first_order, hist, second)
 
 
 @njit(cache=True)
@@ -1574,7 +1568,7 @@ def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_
 
 
 @njit(cache=True)
-def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct, top,
+def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct, top,
                    y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
                    feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                    n_threads, derive, small_slot, small_node, reuse, pp_r, pp_s, parent_hist):
@@ -1597,14 +1591,14 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
                 halved = stop[small_node] - start[small_node] >= _hist_halves_rows(hist.shape[2])
             else:
                 halved = _node_histogram_threads(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide,
-                                                 columns, narrow, p, pct, top, y, w, weighted, first_order, hist[slot],
-                                                 second[slot], gh[slot], n_threads)
+                                                 sparse, cells, p, pct, top, y, w, weighted, first_order, hist[slot],
+                                                 second[slot], n_threads)
             _derive_histogram(parent_hist, hist[src], second[src], halved, hist[slot])
             halved = False
         else:
-            halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow,
+            halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells,
                                              p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
-                                             gh[slot], n_threads)
+                                             n_threads)
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
@@ -1612,7 +1606,7 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
 
 
 @njit(cache=True)
-def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, columns, narrow, gh, p, pct,
+def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
                          split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                          derive, small_node, pp_r, pp_s, parent_hist):
@@ -1626,14 +1620,13 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
         if derive and _is_pair(pair, node, pp_r, pp_s):
-            halved = _node_histogram(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide, columns,
-                                     narrow, p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
-                                     gh[slot])
+            halved = _node_histogram(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide, sparse,
+                                     cells, p, pct, top, y, w, weighted, first_order, hist[slot], second[slot])
             _derive_histogram(parent_hist, hist[slot], second[slot], halved, hist[slot])
             halved = False
         else:
-            halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, columns, narrow, p, pct,
-                                     top, y, w, weighted, first_order, hist[slot], second[slot], gh[slot])
+            halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells, p, pct,
+                                     top, y, w, weighted, first_order, hist[slot], second[slot])
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
@@ -1680,12 +1673,12 @@ DERIVED_SLOT, PARENT_R, PARENT_S, REUSE = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y, w,
+def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y, w,
                     weighted, first_order, hist, second, plan):
     """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
     batch, those that grow): thread 1 sums the second half of each child of _hist_halves_rows
     rows or more into second[slot], thread 0 the first half into hist[slot], and a smaller child
-    whole. gh[thread] is its channel scratch (narrow features). A derived child (plan) has
+    whole. A derived child (plan) has
     none of its own: in its slot, the smaller child's under the parent's pair (a small one
     whole on thread 1, while thread 0 sums the smaller child's own), unless plan reuses the
     smaller child's own."""
@@ -1711,8 +1704,8 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
                 target = second[slot]
         elif thread != whole_on:
             continue
-        _histogram_block(rows, lo, hi, r, s, codes, wide, columns, narrow, p, pct, top, y, w, weighted, first_order,
-                         target, gh[thread], 0, wide.shape[0], 0, narrow.shape[0])
+        _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
+                         target, 0, wide.shape[0], WITH_SPARSE)
 
 
 @njit(cache=True)
@@ -1738,7 +1731,7 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
 
 
 @njit(cache=True, parallel=True)
-def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns, narrow, gh,
+def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells,
                        p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
                        cand_gain, n_slots, pair_r, cross, plan, parent_hist):
@@ -1753,8 +1746,8 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
         if stage == CROSS:
             _sibling_cross(t, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross)
         elif stage == WHOLE:
-            _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, columns, narrow,
-                                 gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+            _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, sparse, cells,
+                                 p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                  hist, second, prefix, suffix, cand_gain, t == plan[DERIVED_SLOT], batch[1 - t],
                                  plan[PARENT_R], plan[PARENT_S], parent_hist)
@@ -1762,7 +1755,7 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
             _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
                          fixed_s, pair, node_stats)
         elif stage == HALVES:
-            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, columns, narrow, gh, p, pct, top, y,
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y,
                             w, weighted, first_order, hist, second, plan)
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
@@ -1836,14 +1829,14 @@ def _settle_plan(plan, batch, grows, pair):
 
 
 @njit(cache=True)
-def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
+def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
-    The features are split into wide and narrow ones (feature ids): see _histogram_block.
-    columns, of shape (D, N), is the codes' feature-major copy (the narrow features' passes and
-    the partition read it), or of shape (0, N) where it was not made (every feature then wide).
-    gh, of shape (2, N, 2) if there are narrow features, is scratch for their passes.
+    The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
+    default code) rows, cells: their codes other than the defaults; see _histogram_block and
+    CpuBackend). columns, of shape (D, N), is the codes' feature-major copy (the partition
+    reads it), or of shape (0, N) where it was not made.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
     p, pct, top as CpuBackend.set_scores leaves them. derive_histograms: a split's larger child
@@ -1951,8 +1944,8 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
         if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel):
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
             _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)
-            _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
-                               narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+            _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
+                               cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
@@ -1965,13 +1958,13 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
             for stage in (PAIRS, HALVES, SPLITS):
                 if stage == HALVES:
                     _settle_plan(plan, batch, grows, pair)
-                _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
-                                   narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
+                                   cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                    hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist)
         elif siblings_parallel:
-            _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, columns,
-                               narrow, gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+            _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
+                               cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist)
         else:
@@ -1979,8 +1972,8 @@ def grow_tree(codes, wide, columns, narrow, gh, y, w, weighted, p, pct, top, row
                 b = q if small == 0 else 1 - q  # the smaller child first: the larger may reuse its histogram
                 if b == plan[DERIVED_SLOT]:
                     plan[REUSE] = grows[1 - b] and _is_pair(pair, batch[1 - b], plan[PARENT_R], plan[PARENT_S])
-                _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, columns, narrow,
-                               gh, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, sparse, cells,
+                               p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, n_threads, b == plan[DERIVED_SLOT], 1 - b,
                                batch[1 - b], plan[REUSE] == 1, plan[PARENT_R], plan[PARENT_S], parent_hist)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT", "HALVES_ROWS", "hist_halves_rows",
-           "derived_histogram", "histograms_derivable", "DERIVE_MAX_BYTES"]
+           "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram", "histograms_derivable", "DERIVE_MAX_BYTES"]
 
 #: The channels of a histogram and of node sums.
 GRAD, HESS, COUNT = 0, 1, 2
@@ -63,6 +63,41 @@ def hist_halves_rows(n_codes: int) -> int:
 #: (max_leaves + 1) of them would pass this many bytes, a tree is grown without it (the
 #: compiled AOSO grower keeps a pair of 4-channel histograms a node: 64 bytes a bin).
 DERIVE_MAX_BYTES = 1 << 28
+
+
+#: Sparse features (sparse_features) are used up to this many bytes of their codes other than
+#: the defaults (8 bytes each, and 8 a row: CpuBackend's cells); beyond it every feature is
+#: summed densely.
+SPARSE_MAX_BYTES = 1 << 30
+
+
+def sparse_features(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """The features whose most frequent code (the lowest of equals), their default, holds at
+    least half of the rows, as int64 rows (feature, default code); none where there are no rows
+    or their other codes would pass SPARSE_MAX_BYTES.
+
+    A pair histogram's default bin of such a feature is not summed from its rows: it is the
+    block's totals minus the feature's other bins (numpy.fold_default_bins), so that the
+    compiled backend adds only a row's other codes (covertype's 44 one-hot features: two a
+    row). It is part of what the histograms are, in every backend that follows the reference;
+    it depends on the training codes alone.
+    """
+    codes = np.asarray(codes)
+    n, D = codes.shape
+    none = np.zeros((0, 2), dtype=np.int64)
+    if n == 0:
+        return none
+    found = []
+    others = 0
+    for f in range(D):
+        counts = np.bincount(codes[:, f], minlength=n_codes)
+        default = int(np.argmax(counts))
+        if 2 * int(counts[default]) >= n:
+            found.append((f, default))
+            others += n - int(counts[default])
+    if not found or (others + n + 1) * 8 > SPARSE_MAX_BYTES:
+        return none
+    return np.array(found, dtype=np.int64)
 
 
 def histograms_derivable(max_leaves: int, n_features: int, n_codes: int, n_channels: int = 8) -> bool:

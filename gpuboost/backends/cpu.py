@@ -16,8 +16,8 @@ import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
-from .base import COUNT, N_CHANNELS, Backend, SplitBatch, hist_halves_rows
-from .numpy import NumpyBackend
+from .base import COUNT, N_CHANNELS, Backend, SplitBatch, hist_halves_rows, sparse_features
+from .numpy import NumpyBackend, fold_default_bins
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
 
@@ -52,9 +52,12 @@ class CpuBackend(Backend):
         self.sample_weight = self.weight if self.weighted else None
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
-        self.wide, self.narrow, self.columns = narrow_features(self.codes, self.n_codes)
-        # the rows' channels for the narrow features' passes, a slot per node of a batch
-        self._narrow_gh = np.empty((2, n if len(self.narrow) else 0, 2))
+        # the sparse features (their default bins folded, see base.sparse_features), their codes
+        # other than the defaults (cells), the others (wide), and the columns for the partition
+        self.sparse = sparse_features(self.codes, self.n_codes)
+        self.wide = np.setdiff1d(np.arange(self.codes.shape[1]), self.sparse[:, 0]).astype(np.int64)
+        self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
+        self.columns = feature_columns(self.codes)
         self.rows = np.arange(n, dtype=np.int64)
         self.p = np.empty((n, self.n_classes))
         # 1 - p where it loses digits: at each row's first largest score (top), computed from the
@@ -154,8 +157,8 @@ class CpuBackend(Backend):
     def histograms(self, segments, pairs, first_order=False):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
-            kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.p, self.pct,
-                                   self.top, self.y, self.weight, self.weighted, bool(first_order), hists[j], self._gh,
+            kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.sparse, self.p,
+                                   self.pct, self.top, self.y, self.weight, self.weighted, bool(first_order), hists[j], self._gh,
                                    self.n_threads)
         return hists
 
@@ -215,7 +218,7 @@ class CpuBackend(Backend):
 
         with _threads(self.n_threads):
             (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
-                self.codes, self.wide, self.columns, self.narrow, self._narrow_gh, self.y, self.weight, self.weighted,
+                self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
                 self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
@@ -229,34 +232,32 @@ class CpuBackend(Backend):
 
 
 #: The codes' feature-major copy (columns) is made up to this many bytes. It is only a faster
-#: path: beyond it the partition reads the row-major codes and every feature is wide.
+#: path: beyond it the partition reads the row-major codes.
 COLUMNS_COPY_BYTES = 1 << 30
 
 
 def feature_columns(codes):
     """The codes' feature-major copy, shape (D, N), or an empty (0, N) array beyond
     COLUMNS_COPY_BYTES. The partition reads the split feature's column (contiguous: a few cache
-    lines where the row-major codes take one a row), the narrow features' passes theirs."""
+    lines where the row-major codes take one a row)."""
     if codes.size * codes.itemsize > COLUMNS_COPY_BYTES:
         return np.zeros((0, codes.shape[0]), codes.dtype)
     return np.ascontiguousarray(codes.T)
 
 
-def narrow_features(codes, n_codes):
-    """(wide, narrow, columns): the ids of the features with more than two value codes and of
-    the others (binary, one-hot: at most codes 0 and 1, and the missing code n_codes - 1), and
-    feature_columns(codes) (kernels._histogram_block sums the narrow features' columns in
-    registers). With fewer than three codes (one bin), or without the copy, every feature is
-    wide."""
-    D = codes.shape[1]
-    columns = feature_columns(codes)
-    every_feature_wide = (np.arange(D, dtype=np.int64), np.zeros(0, dtype=np.int64), columns)
-    if n_codes < 3 or codes.shape[0] == 0 or columns.shape[0] == 0:
-        return every_feature_wide
-    value_max = np.where(codes == n_codes - 1, 0, codes).max(axis=0)
-    narrow = np.flatnonzero(value_max <= 1).astype(np.int64)
-    wide = np.flatnonzero(value_max > 1).astype(np.int64)
-    return wide, narrow, columns
+def sparse_cells(codes, sparse, n_codes):
+    """The sparse features' codes other than their defaults, for kernels._histogram_block: one
+    int64 array, the row starts (N + 1 entries, offsets into the array itself) then the cells,
+    flat bins f * n_codes + code, row i's at cells[cells[i]:cells[i + 1]] (feature order)."""
+    n = codes.shape[0]
+    if len(sparse) == 0:
+        return np.zeros(n + 1, dtype=np.int64)
+    features = sparse[:, 0]
+    own = codes[:, features]
+    rows, which = np.nonzero(own != sparse[:, 1])  # row by row, each row's features in order
+    cells = features[which] * n_codes + own[rows, which].astype(np.int64)
+    starts = n + 1 + np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+    return np.concatenate([starts, cells]).astype(np.int64)
 
 
 class PackedTrees(NamedTuple):
@@ -481,10 +482,13 @@ class CpuVectorBackend(NumpyBackend):
             values = self._segment_channels(segment, pair, first_order)
             if idx.size < hist_halves_rows(self.n_codes):
                 self._histogram(idx, values, hists[j])
+                fold_default_bins(hists[j], values, self.sparse)
             else:
                 mid = idx.size // 2
                 second = np.zeros(hists.shape[1:])
                 self._histogram(idx[:mid], values[:mid], hists[j])
                 self._histogram(idx[mid:], values[mid:], second)
+                fold_default_bins(hists[j], values[:mid], self.sparse)
+                fold_default_bins(second, values[mid:], self.sparse)
                 hists[j] += second
         return hists

@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import losses
-from .base import COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch, hist_halves_rows
+from .base import (COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch, hist_halves_rows,
+                   sparse_features)
 
-__all__ = ["NumpyBackend", "build_histogram", "halved_histogram", "best_splits"]
+__all__ = ["NumpyBackend", "build_histogram", "fold_default_bins", "halved_histogram", "best_splits"]
 
 
 def build_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, counts: bool = True) -> np.ndarray:
@@ -42,15 +43,44 @@ def build_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, counts:
     return hist.T.reshape(n_features, n_codes, n_channels)
 
 
-def halved_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int) -> np.ndarray:
+def fold_default_bins(hist: np.ndarray, values: np.ndarray, sparse: np.ndarray) -> np.ndarray:
+    """A block's pair histogram with each sparse feature's default bin made from the others.
+
+    hist: build_histogram's (n_features, n_codes, C + 1) of a block of rows whose channel values
+    are ``values`` (n_rows, C); sparse: base.sparse_features' (feature, default code) rows. The
+    default bin becomes the block's totals (0.0 plus the values summed in row order; the count
+    n_rows) minus the feature's other bins in code order, one at a time, and 0 in every
+    channel where no row has the default code (count 0). The compiled backends compute the
+    same; the fold is what lets them add only a row's codes other than the defaults. Changes
+    hist in place and returns it.
+    """
+    n_rows, C = values.shape
+    if len(sparse) == 0 or n_rows == 0:
+        return hist
+    f, d = sparse[:, 0], sparse[:, 1]
+    totals = np.append(0.0 + np.cumsum(values, axis=0)[-1], float(n_rows))
+    others = hist[f].copy()
+    others[np.arange(len(f)), d] = 0.0  # (subtracting 0.0 changes nothing)
+    chain = np.concatenate([np.broadcast_to(totals, (len(f), 1, C + 1)), others], axis=1)
+    folded = np.subtract.accumulate(chain, axis=1)[:, -1]  # ((totals - bin 0) - bin 1) - ...
+    folded[folded[:, C] == 0.0] = 0.0
+    hist[f, d] = folded
+    return hist
+
+
+def halved_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, sparse: np.ndarray | None = None
+                     ) -> np.ndarray:
     """build_histogram of a node's rows (in partition order), as the sum of its two halves'
     where it has base.hist_halves_rows(n_codes) rows or more (the compiled backend sums the
-    halves on two threads)."""
+    halves on two threads); each half's (or the whole node's) default bins of the sparse
+    features folded (fold_default_bins)."""
+    sparse = np.zeros((0, 2), dtype=np.int64) if sparse is None else sparse
     n = codes.shape[0]
     if n < hist_halves_rows(n_codes):
-        return build_histogram(codes, values, n_codes)
+        return fold_default_bins(build_histogram(codes, values, n_codes), values, sparse)
     mid = n // 2
-    return build_histogram(codes[:mid], values[:mid], n_codes) + build_histogram(codes[mid:], values[mid:], n_codes)
+    return (fold_default_bins(build_histogram(codes[:mid], values[:mid], n_codes), values[:mid], sparse)
+            + fold_default_bins(build_histogram(codes[mid:], values[mid:], n_codes), values[mid:], sparse))
 
 
 def halved_column_sums(terms: np.ndarray) -> np.ndarray:
@@ -188,6 +218,7 @@ class NumpyBackend(Backend):
         self.sample_weight = self.weight
         self.n_classes = int(n_classes)
         self.n_codes = int(n_bins) + 1
+        self.sparse = sparse_features(self.codes, self.n_codes)  # their default bins are folded
         self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
         self.eta = losses.label_targets(labels) if (link == "softmax" and labels is not None) else None
         self.labels = np.asarray(labels, dtype=bool) if link == "logistic" else None
@@ -310,7 +341,8 @@ class NumpyBackend(Backend):
         hists = np.empty((len(segments), n_features, self.n_codes, N_CHANNELS))
         for j, (segment, pair) in enumerate(zip(segments, pairs)):
             idx = self._segment(segment)
-            hists[j] = halved_histogram(self.codes[idx], self._channels(idx, pair, first_order), self.n_codes)
+            hists[j] = halved_histogram(self.codes[idx], self._channels(idx, pair, first_order), self.n_codes,
+                                        self.sparse)
         return hists
 
     def find_splits(self, hists, min_samples_leaf):
