@@ -54,6 +54,69 @@ def test_large_nodes_histograms_are_their_halves_sums():
                                    atol=1e-10)
 
 
+
+def test_sparse_features_are_those_with_a_default_code_in_half_the_rows(monkeypatch):
+    from gpuboost.backends import base
+
+    codes = np.array([[0, 1, 2, 3, 4, 0],
+                      [0, 1, 2, 3, 5, 0],
+                      [1, 0, 3, 3, 4, 1],
+                      [2, 0, 3, 4, 5, 1]], dtype=np.uint8)
+    codes[:, 5] = [5, 5, 0, 1]  # the missing code (5) as a default
+    found = base.sparse_features(codes, 6)
+    assert found.dtype == np.int64
+    # 0: code 0 in 2 of 4 rows (half: sparse); 1: 0 and 1 tie, the lower wins; 2: 2 and 3 tie;
+    # 3: code 3 in 3 rows; 4: 4 and 5 tie; 5: the missing code in half the rows
+    assert [tuple(f) for f in found] == [(0, 0), (1, 0), (2, 2), (3, 3), (4, 4), (5, 5)]
+    assert [tuple(f) for f in base.sparse_features(codes[:3], 6)] == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4),
+                                                                    (5, 5)]
+    assert base.sparse_features(np.arange(12, dtype=np.uint8).reshape(4, 3), 12).shape == (0, 2)  # no default
+    assert base.sparse_features(codes[:0], 6).shape == (0, 2)
+    # beyond SPARSE_MAX_BYTES of other codes (8 bytes each and a row), none: every feature dense
+    other_codes = 2 + 2 + 2 + 1 + 2 + 2
+    monkeypatch.setattr(base, "SPARSE_MAX_BYTES", (other_codes + 4 + 1) * 8)
+    assert len(base.sparse_features(codes, 6)) == 6
+    monkeypatch.setattr(base, "SPARSE_MAX_BYTES", (other_codes + 4 + 1) * 8 - 1)
+    assert base.sparse_features(codes, 6).shape == (0, 2)
+
+
+def test_folded_default_bins_are_the_totals_minus_the_other_bins():
+    # fold_default_bins against its definition written out: for each sparse feature, the default
+    # bin is ((totals - bin 0) - bin 1) - ..., skipping the default, in every channel; 0 where the
+    # default code has no row; the other bins and features as build_histogram sums them
+    from gpuboost.backends.numpy import fold_default_bins
+
+    rng = np.random.default_rng(4)
+    n = 300
+    codes = rng.integers(0, 5, size=(n, 4)).astype(np.uint8)
+    codes[:, 1] = np.where(rng.random(n) < 0.7, 2, codes[:, 1])
+    codes[:, 2] = np.where(rng.random(n) < 0.7, 4, rng.integers(0, 2, size=n))
+    codes[:, 3] = rng.integers(0, 2, size=n)
+    values = rng.normal(size=(n, 2))
+    sparse = np.array([[1, 2], [2, 4], [3, 2]])  # [3, 2]: a default code that no row has
+    dense = build_histogram(codes, values, 5)
+    folded = fold_default_bins(dense.copy(), values, sparse)
+    expected = dense.copy()
+    for f, d in sparse:
+        acc = [0.0 + np.cumsum(values[:, 0])[-1], 0.0 + np.cumsum(values[:, 1])[-1], float(n)]  # row order
+        for c in range(5):
+            if c != d:
+                acc = [acc[q] - dense[f, c, q] for q in range(3)]
+        expected[f, d] = acc if acc[2] != 0.0 else 0.0
+    np.testing.assert_array_equal(folded, expected)
+    np.testing.assert_allclose(folded, dense, rtol=1e-12, atol=1e-12)  # the direct sums, to rounding
+    np.testing.assert_array_equal(folded[3, 2], 0.0)
+    # the halves' histograms are folded each with its own totals
+    values_h = rng.normal(size=(1000, 2))
+    codes_h = (rng.random((1000, 2)) < 0.2).astype(np.uint8)
+    one = np.array([[0, 0], [1, 0]])
+    mid = 500
+    halves = (fold_default_bins(build_histogram(codes_h[:mid], values_h[:mid], 3), values_h[:mid], one)
+              + fold_default_bins(build_histogram(codes_h[mid:], values_h[mid:], 3), values_h[mid:], one))
+    assert 1000 >= hist_halves_rows(3)
+    np.testing.assert_array_equal(halved_histogram(codes_h, values_h, 3, one), halves)
+
+
 def test_missing_code_is_the_last_histogram_column():
     backend, codes, *_ = make_backend()
     assert backend.codes.max() == 5  # n_bins: 255 was remapped
