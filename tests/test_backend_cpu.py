@@ -867,8 +867,9 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     from gpuboost.backends.cpu import CpuVectorBackend
 
     rng = np.random.default_rng(11)
-    n, d, n_bins = 700, 5, 12
+    n, d, n_bins = 700, 7, 12
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[:, 5:] = rng.random((n, 2)) < [[0.1, 0.8]]  # sparse features: defaults 0 and 1
     codes[rng.random((n, d)) < 0.1] = 255
     y = rng.integers(0, k, size=n)
     labels = (rng.random((n, k)) < 0.4) if multilabel else None
@@ -876,6 +877,7 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     kwargs = dict(n_bins=n_bins, missing_code=255, link=link, labels=labels)
     ref = NumpyBackend(codes, y, w, k, **kwargs)
     fast = CpuVectorBackend(codes, y, w, k, n_threads=n_threads, **kwargs)
+    assert [tuple(f) for f in fast.sparse] == [(5, 0), (6, 1)]
     for F in (np.zeros((n, k)), 30.0 * rng.normal(size=(n, k)), rng.normal(size=(n, k))):
         assert ref.set_scores(F) == fast.set_scores(F)
         if link == "exp":  # AdaBoost.MH's weights and Hamming loss, compiled
@@ -924,7 +926,9 @@ def test_vector_histogram_kernel_zeroes_what_it_fills(n_threads):
     ref.set_scores(rng.normal(size=(n, k)))
     hist = np.full((d, n_bins + 1, 2 * k + 1), np.nan)
     idx = np.arange(40, 260, dtype=np.int64)
-    kernels.vector_histogram_rows(ref.codes, idx, ref.g, ref.h, np.ones(1), False, False, hist, n_threads)
+    wide, sparse, cells = np.arange(d), np.zeros((0, 2), np.int64), np.zeros(n + 1, np.int64)
+    kernels.vector_histogram_rows(ref.codes, idx, ref.g, ref.h, np.ones(1), False, False, wide, sparse, cells, hist,
+                                  n_threads)
     np.testing.assert_array_equal(hist, ref.vector_histograms(np.array([[40, 260]]))[0])
 
 
@@ -934,6 +938,7 @@ def _multilabel_backends(rng, n, d, k, n_bins, weighted, label_rate, missing_rat
     from gpuboost.backends.cpu import CpuVectorBackend
 
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[:, -1] = rng.random(n) < 0.2  # a sparse feature
     codes[rng.random((n, d)) < missing_rate] = 255
     labels = rng.random((n, k)) < label_rate
     labels[~labels.any(axis=1), 0] = True
@@ -1006,6 +1011,7 @@ def test_vector_algorithms_train_the_references_models(algorithm, multilabel, mo
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(400, 5))
+    X[:, 4] = X[:, 4] > 0.8  # a sparse feature (0 in most rows)
     X[rng.random(X.shape) < 0.05] = np.nan
     if multilabel:
         y = np.stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0.5, X[:, 3] < -0.3], axis=1).astype(int)

@@ -1008,7 +1008,7 @@ def _fold_staged(hist, sparse, gh, n):
     for j in range(n):
         total_g += gh[j, 0]
         total_h += gh[j, 1]
-    _fold_defaults(hist, sparse, total_g, total_h, n)
+    _fold_pair_defaults(hist, sparse, total_g, total_h, n)
 
 
 @njit(cache=True)
@@ -1395,34 +1395,43 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
             for q in range(cells[i], cells[i + 1]):
                 _add_to_bin(hist, cells[q], g, h)
     if with_sparse:
-        _fold_defaults(hist, sparse, total_g, total_h, stop - start)
+        _fold_pair_defaults(hist, sparse, total_g, total_h, stop - start)
 
 
 @njit(cache=True)
-def _fold_defaults(hist, sparse, total_g, total_h, n):
-    """Each sparse feature's default bin: the block's totals (total_g, total_h: its channels
-    summed in row order; n rows) minus the feature's other bins in code order, the count n
-    minus theirs; (0, 0, 0) where no row has the default code. Bins that hold no row are
-    0.0 and skipped (subtracting 0.0 changes nothing). As numpy.fold_default_bins."""
+def _fold_defaults(hist, sparse, totals, n):
+    """Each sparse feature's default bin of a block's histogram (value channels 0..C-1, C =
+    len(totals), then the count; any channels after it are 0): the block's totals (its channels
+    summed in row order, from 0.0; n rows) minus the feature's other bins in code order, and 0
+    in every channel where no row has the default code. Bins that hold no row are 0.0 and
+    skipped (subtracting 0.0 changes nothing). As numpy.fold_default_bins."""
     W = hist.shape[1]
+    C = totals.shape[0]
+    acc = np.empty(C + 1)
     for q in range(sparse.shape[0]):
         f = sparse[q, 0]
         d = sparse[q, 1]
-        g = total_g
-        h = total_h
-        c = float(n)
+        for c in range(C):
+            acc[c] = totals[c]
+        acc[C] = float(n)
         for b in range(W):
-            if b != d and hist[f, b, COUNT] != 0.0:
-                g -= hist[f, b, GRAD]
-                h -= hist[f, b, HESS]
-                c -= hist[f, b, COUNT]
-        if c == 0.0:
-            g = 0.0
-            h = 0.0
-        hist[f, d, GRAD] = g
-        hist[f, d, HESS] = h
-        hist[f, d, COUNT] = c
-        hist[f, d, COUNT + 1:] = 0.0
+            if b != d and hist[f, b, C] != 0.0:
+                for c in range(C + 1):
+                    acc[c] -= hist[f, b, c]
+        empty = acc[C] == 0.0
+        for c in range(C + 1):
+            hist[f, d, c] = 0.0 if empty else acc[c]
+        for c in range(C + 1, hist.shape[2]):
+            hist[f, d, c] = 0.0
+
+
+@njit(cache=True)
+def _fold_pair_defaults(hist, sparse, total_g, total_h, n):
+    """_fold_defaults of a pair histogram, its totals (w g, w h) given."""
+    totals = np.empty(2)
+    totals[0] = total_g
+    totals[1] = total_h
+    _fold_defaults(hist, sparse, totals, n)
 
 
 # The parallel kernels give every thread its own accumulators (a block of features, or half of
@@ -2061,21 +2070,32 @@ def vector_histogram(codes, idx, values, hist, n_blocks):
 
 
 @njit(cache=True, parallel=True)
-def vector_histogram_rows(codes, idx, A, B, w, weighted, single, hist, n_blocks):
+def vector_histogram_rows(codes, idx, A, B, w, weighted, single, wide, sparse, cells, hist, n_blocks):
     """vector_histogram of the channel values the NumPy reference's _vector_channels would pass
     for the rows idx, read from the rows themselves (no gathered copy): single (AdaBoost.MH)
     the K channels A (W Y, as set_scores computes it); else (K-LogitBoost) the 2K channels A
     then B (g then the Hessian h), each times w[i] where weighted. The same values, summed in
-    the same order: the same hist. hist need not be zero on entry: each thread zeroes its
-    features' part first (in parallel, and in its own cache)."""
-    D = codes.shape[1]
+    the same order: the same hist. The wide features are split into n_blocks blocks, a thread
+    each; the first block also sums the sparse features' codes other than their defaults
+    (cells, as _histogram_block) and folds their default bins (the reference's
+    fold_default_bins). hist need not be zero on entry: each thread zeroes its features' part
+    first (in parallel, and in its own cache)."""
+    n_codes = hist.shape[1]
     K = A.shape[1]
     C = K if single else 2 * K
+    n_wide = wide.shape[0]
+    flat = hist.reshape(hist.shape[0] * n_codes, hist.shape[2])
     for block in prange(n_blocks):
-        f_lo = np.int64(block) * D // n_blocks
-        f_hi = (np.int64(block) + 1) * D // n_blocks
-        hist[f_lo:f_hi] = 0.0
+        q_lo = np.int64(block) * n_wide // n_blocks
+        q_hi = (np.int64(block) + 1) * n_wide // n_blocks
+        with_sparse = block == 0 and sparse.shape[0] > 0
+        for q in range(q_lo, q_hi):
+            hist[wide[q]] = 0.0
+        if with_sparse:
+            for q in range(sparse.shape[0]):
+                hist[sparse[q, 0]] = 0.0
         values = np.empty(C)
+        totals = np.zeros(C)
         for j in range(idx.shape[0]):
             i = idx[j]
             if single:
@@ -2089,11 +2109,22 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, single, hist, n_blocks)
                 for k in range(K):
                     values[k] = A[i, k]
                     values[K + k] = B[i, k]
-            for f in range(f_lo, f_hi):
+            for q in range(q_lo, q_hi):
+                f = wide[q]
                 cell = hist[f, codes[i, f]]
                 for c in range(C):
                     cell[c] += values[c]
                 cell[C] += 1.0
+            if with_sparse:
+                for c in range(C):
+                    totals[c] += values[c]
+                for q in range(cells[i], cells[i + 1]):
+                    cell = flat[cells[q]]
+                    for c in range(C):
+                        cell[c] += values[c]
+                    cell[C] += 1.0
+        if with_sparse:
+            _fold_defaults(hist, sparse, totals, idx.shape[0])
 
 
 # -- AdaBoost.MH's weights, for CpuVectorBackend ---------------------------------------------

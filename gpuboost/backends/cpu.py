@@ -350,6 +350,9 @@ class CpuVectorBackend(NumpyBackend):
         self.n_threads = max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
         self.columns = feature_columns(self.codes)  # for the partition (CpuBackend.partition)
+        # the vector histograms' sparse features' codes other than their defaults (as CpuBackend's)
+        self.wide = np.setdiff1d(np.arange(self.codes.shape[1]), self.sparse[:, 0]).astype(np.int64)
+        self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
         # the kernels' weight arguments: the row weights, or a placeholder they do not read
         self._weighted = self.weight is not None
         self._w = self.weight if self._weighted else np.ones(1)
@@ -411,7 +414,8 @@ class CpuVectorBackend(NumpyBackend):
         with _threads(self.n_threads):
             for j, segment in enumerate(segments):
                 kernels.vector_histogram_rows(self.codes, self._segment(segment), A, B, self._w, weighted, single,
-                                              hists[j], min(self.n_threads, self.codes.shape[1]))
+                                              self.wide, self.sparse, self.cells, hists[j],
+                                              max(1, min(self.n_threads, len(self.wide))))
         return hists
 
     def find_vector_splits(self, hists, min_samples_leaf, factorized=False):

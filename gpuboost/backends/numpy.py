@@ -280,7 +280,8 @@ class NumpyBackend(Backend):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, self._vector_width()))
         for j, segment in enumerate(segments):
             idx = self._segment(segment)
-            hists[j] = build_histogram(self.codes[idx], self._vector_channels(idx), self.n_codes)
+            values = self._vector_channels(idx)
+            hists[j] = fold_default_bins(build_histogram(self.codes[idx], values, self.n_codes), values, self.sparse)
         return hists
 
     def find_vector_splits(self, hists, min_samples_leaf, factorized=False):
