@@ -982,7 +982,9 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
 def node_histogram(rows, start, stop, r, s, codes, sparse, p, pct, top, y, w, weighted, first_order, hist, gh,
                    n_threads):
     """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code
-    ((w g, w, 1) with first_order).
+    ((w g, w, 1) with first_order), each block (a half, or the node) with its sparse features'
+    default bins folded (``sparse``: base.sparse_features' rows; _fold_defaults): the
+    reference's halved_histogram.
 
     gh is scratch of shape (>= stop - start, 2).
     """
@@ -1687,10 +1689,9 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
     """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
     batch, those that grow): thread 1 sums the second half of each child of _hist_halves_rows
     rows or more into second[slot], thread 0 the first half into hist[slot], and a smaller child
-    whole. A derived child (plan) has
-    none of its own: in its slot, the smaller child's under the parent's pair (a small one
-    whole on thread 1, while thread 0 sums the smaller child's own), unless plan reuses the
-    smaller child's own."""
+    whole. A derived child (plan) has none of its own: in its slot, the smaller child's under
+    the parent's pair (a small one whole on thread 1, while thread 0 sums the smaller child's
+    own), unless plan reuses the smaller child's own."""
     for slot in range(2):
         node = batch[slot]
         r = pair[node, 0]

@@ -158,8 +158,8 @@ class CpuBackend(Backend):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
             kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.sparse, self.p,
-                                   self.pct, self.top, self.y, self.weight, self.weighted, bool(first_order), hists[j], self._gh,
-                                   self.n_threads)
+                                   self.pct, self.top, self.y, self.weight, self.weighted, bool(first_order), hists[j],
+                                   self._gh, self.n_threads)
         return hists
 
     def find_splits(self, hists, min_samples_leaf):

@@ -44,7 +44,7 @@ def build_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, counts:
 
 
 def fold_default_bins(hist: np.ndarray, values: np.ndarray, sparse: np.ndarray) -> np.ndarray:
-    """A block's pair histogram with each sparse feature's default bin made from the others.
+    """A block's histogram with each sparse feature's default bin made from the others.
 
     hist: build_histogram's (n_features, n_codes, C + 1) of a block of rows whose channel values
     are ``values`` (n_rows, C); sparse: base.sparse_features' (feature, default code) rows. The
