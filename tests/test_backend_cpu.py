@@ -307,6 +307,53 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads, weighted):
         fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])
 
 
+def test_partition_by_halves_is_the_one_thread_partition():
+    # partition_halves (two threads, each half's left and right rows, then moved into place)
+    # leaves the rows as the one-thread pass does: stable, missing values by missing_left
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(41)
+    n = 2 * kernels.PARTITION_HALVES_ROWS + 3
+    column = rng.integers(0, 9, size=n).astype(np.uint8)
+    column[rng.random(n) < 0.1] = 8  # the missing code
+    order = rng.permutation(n).astype(np.int64)
+    for start, stop, bin_, missing_left in ((0, n, 3, True), (5, n - 7, 0, False), (100, 101, 4, True),
+                                            (0, n, 7, False), (17, 17 + kernels.PARTITION_HALVES_ROWS, 9, True)):
+        want = order.copy()
+        n_want = kernels._partition_column(want, start, stop, column, bin_, missing_left, 8, np.empty(n, np.int64))
+        got = order.copy()
+        n_got = kernels.partition_halves(got, start, stop, column, bin_, missing_left, 8, np.empty(n, np.int64),
+                                         np.empty(n, np.int64), np.zeros(2, np.int64))
+        assert n_got == n_want
+        np.testing.assert_array_equal(got, want)
+
+
+def test_large_nodes_partitioned_by_halves_grow_the_python_growers_tree():
+    # nodes of PARTITION_HALVES_ROWS rows or more are partitioned by two threads: the same tree
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(42)
+    n, d, k = 2 * kernels.PARTITION_HALVES_ROWS + 1000, 4, 3
+    codes = rng.integers(0, 16, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = (codes[:, 0] // 4 + (codes[:, 1] > 9)) % k
+    ref = NumpyBackend(codes, y, None, k, n_bins=16, missing_code=255)
+    fast = CpuBackend(codes, y, None, k, n_bins=16, missing_code=255, n_threads=2)
+    if fast.n_threads < 2:
+        pytest.skip("numba has one thread here")
+    F = rng.normal(size=(n, k))
+    ref.set_scores(F)
+    fast.set_scores(F)
+    params = GrowerParams(max_leaves=6)
+    a, seg_a, _ = TreeGrower(ref, params, lambda f, b: float(b), n).grow()
+    b, seg_b, _ = fast.grow_tree(params, lambda f, b: float(b))
+    large = [j for j in range(a.n_nodes) if a.n_samples[j] >= kernels.PARTITION_HALVES_ROWS and a.feature[j] >= 0]
+    assert len(large) >= 2  # the root and a child of it were partitioned by halves
+    for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples", "value"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_array_equal(seg_a, seg_b)
+    np.testing.assert_array_equal(ref.rows, fast.rows)
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_sparse_features_histograms_are_the_references(weighted):
     # the whole-tree histogram (_histogram_block, and by feature blocks _histogram_parallel)

@@ -66,6 +66,10 @@ HISTOGRAM_CELLS = 1 << 16
 #: compiles a kernel again for each literal bool)
 WITH_SPARSE = np.bool_(True)
 
+#: A node of this many rows or more is partitioned by two threads (partition_halves), where
+#: there are two.
+PARTITION_HALVES_ROWS = 1 << 15
+
 #: set_scores splits its rows between the threads from this many (row, class) scores.
 PARALLEL_SCORES = 1 << 16
 
@@ -1224,6 +1228,44 @@ def partition(rows, start, stop, codes, columns, feature, bin_, missing_left, mi
     return _partition_column(rows, start, stop, codes[:, feature], bin_, missing_left, missing_code, scratch)
 
 
+@njit(cache=True, parallel=True)
+def partition_halves(rows, start, stop, column, bin_, missing_left, missing_code, lefts, rights, counts):
+    """_partition_column by two threads: each scans half of the rows into its own places of
+    lefts and rights (its half's offsets), then each moves its own into rows: the left rows of
+    the first half, then the second's, then the right rows likewise. The same stable order as
+    the one-thread pass, so the same rows. counts: scratch of 2. Returns the left count."""
+    mid = start + (stop - start) // 2
+    for t in prange(2):
+        lo = start if t == 0 else mid
+        hi = mid if t == 0 else stop
+        n_left = 0
+        n_right = 0
+        for j in range(lo, hi):
+            i = rows[j]
+            c = column[i]
+            left = missing_left if c == missing_code else c <= bin_
+            lefts[lo + n_left] = i
+            rights[lo + n_right] = i
+            n_left += 1 if left else 0
+            n_right += 0 if left else 1
+        counts[t] = n_left
+    left_0 = counts[0]
+    left_1 = counts[1]
+    right_0 = (mid - start) - left_0
+    for t in prange(2):
+        if t == 0:
+            for k in range(left_0):
+                rows[start + k] = lefts[start + k]
+            for k in range(right_0):
+                rows[start + left_0 + left_1 + k] = rights[start + k]
+        else:
+            for k in range(left_1):
+                rows[start + left_0 + k] = lefts[mid + k]
+            for k in range((stop - mid) - left_1):
+                rows[start + left_0 + left_1 + right_0 + k] = rights[mid + k]
+    return left_0 + left_1
+
+
 @njit(cache=True)
 def _partition_column(rows, start, stop, column, bin_, missing_left, missing_code, scratch):
     """partition with the feature's codes given (column[i]: row i's code).
@@ -1895,6 +1937,8 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     cross = np.zeros((2, 2, K))  # [half, slot]: the batch's cross sums by halves
     second = np.empty((2, D, n_codes, LANES))  # the second halves' histograms of halved nodes
     scratch = np.empty(N, rows.dtype)
+    scratch_right = np.empty(N if n_threads > 1 and N >= PARTITION_HALVES_ROWS else 0, rows.dtype)
+    partition_counts = np.zeros(2, np.int64)
 
     for j in range(N):
         rows[j] = j
@@ -2019,8 +2063,12 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             break
         gain[best] = split_gain[best]
         split_gain[best] = -np.inf
-        n_left = partition(rows, start[best], stop[best], codes, columns, feature[best], bin_[best],
-                           missing_left[best], missing_code, scratch)
+        if n_threads > 1 and stop[best] - start[best] >= PARTITION_HALVES_ROWS and columns.shape[0] > 0:
+            n_left = partition_halves(rows, start[best], stop[best], columns[feature[best]], bin_[best],
+                                      missing_left[best], missing_code, scratch, scratch_right, partition_counts)
+        else:
+            n_left = partition(rows, start[best], stop[best], codes, columns, feature[best], bin_[best],
+                               missing_left[best], missing_code, scratch)
         lo = n_nodes
         start[lo] = start[best]
         stop[lo] = start[best] + n_left
