@@ -1073,6 +1073,27 @@ def test_vector_algorithms_train_the_references_models(algorithm, multilabel, mo
     np.testing.assert_array_equal(models["numba"].train_loss_, models["numpy"].train_loss_)
 
 
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_sparse_only_data_trains_the_references_model(n_jobs, monkeypatch):
+    # every feature sparse (no wide one): binary columns, a constant one (its one code is the
+    # default, no other code) and a mostly missing one (the missing code is the default)
+    from gpuboost import BoostClassifier
+
+    rng = np.random.default_rng(43)
+    n = 300
+    X = (rng.random((n, 5)) < 0.2).astype(float)
+    X[:, 2] = 1.0
+    X[rng.random(n) < 0.7, 3] = np.nan
+    y = (X[:, 0] + 2 * X[:, 1] + rng.integers(0, 2, n)) % 3
+    w = rng.uniform(0.5, 2.0, size=n)
+    models = {}
+    for choice in ("numba", "numpy"):
+        monkeypatch.setenv("GPUBOOST_CPU_BACKEND", choice)
+        models[choice] = BoostClassifier(n_estimators=8, max_leaves=5, n_jobs=n_jobs).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(models["numba"].decision_function(X), models["numpy"].decision_function(X))
+    np.testing.assert_array_equal(models["numba"].train_loss_, models["numpy"].train_loss_)
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_vector_backend_pair_histograms_are_the_references(weighted):
     # multi-label AOSO / MART / robust LogitBoost: their pairs (eq 33 with the cross sums by
