@@ -1128,7 +1128,10 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
     of three); its candidates' gains are computed VW bins at a time (_vgain: the same
     operations per candidate). A value bin b > 0 that holds no row of the node has the prefix
     and suffix sums of bin b - 1 (adding an empty bin adds 0.0), so its gains equal the earlier
-    candidate's and it can never be the first best: computing it changes nothing.
+    candidate's and it can never be the first best: computing it changes nothing. The bins past
+    a feature's last one that holds a row are not scanned at all (their g and h are 0.0 where
+    their count is, in direct, folded and derived histograms alike): covertype's one-hot
+    features have 3 live bins of 255.
     """
     D, W, _ = hist.shape
     nb = W - 1
@@ -1145,25 +1148,31 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
     suf = suffix.reshape(3, W)
     msl = float(min_samples_leaf)
     feature_top = np.empty(D)
+    live = np.empty(D, np.int64)  # each feature's value bins up to its last that holds a row
     top = -np.inf
     for f in range(D):
+        nf = nb
+        while nf > 0 and _bin(hist, second, halved, f, nf - 1, COUNT) == 0.0:
+            nf -= 1
+        live[f] = nf
         pg = 0.0
         ph = 0.0
         pn = 0.0
         sg = 0.0
         sh = 0.0
         sn = 0.0
-        suf[GRAD, nb - 1] = 0.0
-        suf[HESS, nb - 1] = 0.0
-        suf[COUNT, nb - 1] = 0.0
-        for b in range(nb):
+        if nf > 0:
+            suf[GRAD, nf - 1] = 0.0
+            suf[HESS, nf - 1] = 0.0
+            suf[COUNT, nf - 1] = 0.0
+        for b in range(nf):
             pg += _bin(hist, second, halved, f, b, GRAD)
             ph += _bin(hist, second, halved, f, b, HESS)
             pn += _bin(hist, second, halved, f, b, COUNT)
             pre[GRAD, b] = pg
             pre[HESS, b] = ph
             pre[COUNT, b] = pn
-            q = nb - 1 - b  # suffix[q - 1] = bins q..nb - 1, summed from the last
+            q = nf - 1 - b  # suffix[q - 1] = bins q..nf - 1, summed from the last
             if q > 0:
                 sg += _bin(hist, second, halved, f, q, GRAD)
                 sh += _bin(hist, second, halved, f, q, HESS)
@@ -1175,8 +1184,8 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
         mh = _bin(hist, second, halved, f, nb, HESS)
         mc = _bin(hist, second, halved, f, nb, COUNT)
         best = _vsplat(-np.inf)
-        for b0 in range(0, nb, VW):
-            m = _lanes(b0, nb)
+        for b0 in range(0, nf, VW):
+            m = _lanes(b0, nf)
             gain = _vmissing_gains(pre, suf, b0, m, False, mg, mh, mc, msl, parent)
             _vstore(cand_gain, ZERO, f * nb + b0, gain, m)
             best = _vif_gt(gain, best, gain, best)
@@ -1198,7 +1207,7 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
         if not feature_top[f] >= threshold:
             continue
         with_left = _bin(hist, second, halved, f, nb, COUNT) > 0
-        for b in range(nb):
+        for b in range(live[f]):
             if cand_gain[f * nb + b] >= threshold:
                 best_f, best_b, best_dir, best_gain = f, b, 0, cand_gain[f * nb + b]
                 break
