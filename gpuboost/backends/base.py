@@ -76,11 +76,11 @@ def sparse_features(codes: np.ndarray, n_codes: int) -> np.ndarray:
     least half of the rows, as int64 rows (feature, default code); none where there are no rows
     or their other codes would pass SPARSE_MAX_BYTES.
 
-    A pair histogram's default bin of such a feature is not summed from its rows: it is the
-    block's totals minus the feature's other bins (numpy.fold_default_bins), so that the
-    compiled backend adds only a row's other codes (covertype's 44 one-hot features: two a
-    row). It is part of what the histograms are, in every backend that follows the reference;
-    it depends on the training codes alone.
+    The default bin of such a feature in a histogram (pair or vector) is not summed from its
+    rows: it is the block's totals minus the feature's other bins (numpy.fold_default_bins),
+    so that the compiled backends add only a row's other codes (covertype's 44 one-hot
+    features: two a row). It is part of what the CPU backends' histograms are; it depends on
+    the training codes alone (the GPU sums every bin: the same to rounding).
     """
     codes = np.asarray(codes)
     n, D = codes.shape
