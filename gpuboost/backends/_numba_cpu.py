@@ -1237,6 +1237,26 @@ def partition(rows, start, stop, codes, columns, feature, bin_, missing_left, mi
     return _partition_column(rows, start, stop, codes[:, feature], bin_, missing_left, missing_code, scratch)
 
 
+@njit(cache=True, inline="always")
+def _split_rows(rows, lo, hi, column, bin_, missing_left, missing_code, lefts, left_at, rights, right_at):
+    """The rows rows[lo:hi] in order, those going left (column[i] <= bin_, or missing_left for
+    the missing code) to lefts[left_at:], the others to rights[right_at:]; returns the left
+    count. Without branches on the side (a row's side is as unpredictable as the data): each
+    row is written to both places, and only its side's count moves on. lefts may be rows
+    itself with left_at = lo (a row is written where one was already read)."""
+    n_left = 0
+    n_right = 0
+    for j in range(lo, hi):
+        i = rows[j]
+        c = column[i]
+        left = missing_left if c == missing_code else c <= bin_
+        lefts[left_at + n_left] = i
+        rights[right_at + n_right] = i
+        n_left += 1 if left else 0
+        n_right += 0 if left else 1
+    return n_left
+
+
 @njit(cache=True, parallel=True)
 def partition_halves(rows, start, stop, column, bin_, missing_left, missing_code, lefts, rights, counts):
     """_partition_column by two threads: each scans half of the rows into its own places of
@@ -1247,17 +1267,7 @@ def partition_halves(rows, start, stop, column, bin_, missing_left, missing_code
     for t in prange(2):
         lo = start if t == 0 else mid
         hi = mid if t == 0 else stop
-        n_left = 0
-        n_right = 0
-        for j in range(lo, hi):
-            i = rows[j]
-            c = column[i]
-            left = missing_left if c == missing_code else c <= bin_
-            lefts[lo + n_left] = i
-            rights[lo + n_right] = i
-            n_left += 1 if left else 0
-            n_right += 0 if left else 1
-        counts[t] = n_left
+        counts[t] = _split_rows(rows, lo, hi, column, bin_, missing_left, missing_code, lefts, lo, rights, lo)
     left_0 = counts[0]
     left_1 = counts[1]
     right_0 = (mid - start) - left_0
@@ -1277,21 +1287,10 @@ def partition_halves(rows, start, stop, column, bin_, missing_left, missing_code
 
 @njit(cache=True)
 def _partition_column(rows, start, stop, column, bin_, missing_left, missing_code, scratch):
-    """partition with the feature's codes given (column[i]: row i's code).
-
-    Without branches on the side (a row's side is as unpredictable as the data): each row is
-    written to both places, and only its side's count moves on.
-    """
-    n_left = 0
-    n_right = 0
-    for j in range(start, stop):
-        i = rows[j]
-        c = column[i]
-        left = missing_left if c == missing_code else c <= bin_
-        rows[start + n_left] = i
-        scratch[n_right] = i
-        n_left += 1 if left else 0
-        n_right += 0 if left else 1
+    """partition with the feature's codes given (column[i]: row i's code): the left rows moved
+    forward in place, the right ones through scratch (_split_rows)."""
+    n_left = _split_rows(rows, start, stop, column, bin_, missing_left, missing_code, rows, start, scratch, ZERO)
+    n_right = (stop - start) - n_left
     for k in range(n_right):
         rows[start + n_left + k] = scratch[k]
     return n_left
