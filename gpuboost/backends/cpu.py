@@ -55,8 +55,7 @@ class CpuBackend(Backend):
         # the sparse features (their default bins folded, see base.sparse_features), their codes
         # other than the defaults (cells), the others (wide), and the columns for the partition
         self.sparse = sparse_features(self.codes, self.n_codes)
-        self.wide = np.setdiff1d(np.arange(self.codes.shape[1]), self.sparse[:, 0]).astype(np.int64)
-        self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
+        self.wide, self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
         self.columns = feature_columns(self.codes)
         self.rows = np.arange(n, dtype=np.int64)
         self.p = np.empty((n, self.n_classes))
@@ -246,18 +245,20 @@ def feature_columns(codes):
 
 
 def sparse_cells(codes, sparse, n_codes):
-    """The sparse features' codes other than their defaults, for kernels._histogram_block: one
-    int64 array, the row starts (N + 1 entries, offsets into the array itself) then the cells,
-    flat bins f * n_codes + code, row i's at cells[cells[i]:cells[i + 1]] (feature order)."""
+    """(wide, cells) for the kernels' histograms: the ids of the features that are not sparse,
+    and the sparse features' codes other than their defaults as one int64 array, the row starts
+    (N + 1 entries, offsets into the array itself) then the cells, flat bins f * n_codes + code,
+    row i's at cells[cells[i]:cells[i + 1]] (feature order)."""
     n = codes.shape[0]
+    wide = np.setdiff1d(np.arange(codes.shape[1]), sparse[:, 0]).astype(np.int64)
     if len(sparse) == 0:
-        return np.zeros(n + 1, dtype=np.int64)
+        return wide, np.zeros(n + 1, dtype=np.int64)
     features = sparse[:, 0]
     own = codes[:, features]
     rows, which = np.nonzero(own != sparse[:, 1])  # row by row, each row's features in order
     cells = features[which] * n_codes + own[rows, which].astype(np.int64)
     starts = n + 1 + np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
-    return np.concatenate([starts, cells]).astype(np.int64)
+    return wide, np.concatenate([starts, cells]).astype(np.int64)
 
 
 class PackedTrees(NamedTuple):
@@ -351,8 +352,7 @@ class CpuVectorBackend(NumpyBackend):
         self._scratch = np.empty(self.codes.shape[0], dtype=np.int64)
         self.columns = feature_columns(self.codes)  # for the partition (CpuBackend.partition)
         # the vector histograms' sparse features' codes other than their defaults (as CpuBackend's)
-        self.wide = np.setdiff1d(np.arange(self.codes.shape[1]), self.sparse[:, 0]).astype(np.int64)
-        self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
+        self.wide, self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
         # the kernels' weight arguments: the row weights, or a placeholder they do not read
         self._weighted = self.weight is not None
         self._w = self.weight if self._weighted else np.ones(1)
