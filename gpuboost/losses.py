@@ -48,31 +48,51 @@ Z_MAX = 4.0
 PAIR_RULES = ("eq33", "eq32")
 
 
-def _scaled_exponentials(F: np.ndarray):
-    """exp(F - rowmax), the row argmax, and the sum of the non-maximal exponentials.
+#: The exponentials are exp(F - c) with c a row's largest score rounded down to a multiple of
+#: this (exponent_shift): none is above exp(SHIFT_STEP), so nothing overflows, and c
+#: changes only where a row's largest score crosses a multiple of it. An AOSO tree changes two
+#: scores of a row, so the compiled backend recomputes two exponentials a row; with the
+#: largest score itself as the shift, every row whose top class was in its leaf's pair (a
+#: third of pendigits' rows a tree) took all K. (softmax, for predictions, shifts by the
+#: largest score itself: the probabilities of saved models stay the same, bit for bit.)
+SHIFT_STEP = 8.0
+
+
+def exponent_shift(m: np.ndarray) -> np.ndarray:
+    """The exponentials' shift for row maxima m: m rounded down to a multiple of SHIFT_STEP
+    (exact: a division and a product by a power of two, and a floor)."""
+    return SHIFT_STEP * np.floor(m / SHIFT_STEP)
+
+
+def _scaled_exponentials(F: np.ndarray, by_step: bool = True):
+    """exp(F - c) (c: exponent_shift of the row maxima, or the row maxima themselves where not
+    by_step), the row argmax, the sum of the non-maximal exponentials, and the maximal one.
 
     The sum runs in class order (a cumulative sum, not NumPy's pairwise sum), which is the
     order the compiled backends use too.
     """
     top = np.argmax(F, axis=1)
     rows = np.arange(F.shape[0])
-    e = np.exp(F - F[rows, top][:, None])
+    m = F[rows, top]
+    e = np.exp(F - (exponent_shift(m) if by_step else m)[:, None])
+    e_top = e[rows, top]
     e[rows, top] = 0.0
-    rest = np.cumsum(e, axis=1)[:, -1]  # sum over k != argmax, free of the leading 1
-    e[rows, top] = 1.0
-    return e, top, rest
+    rest = np.cumsum(e, axis=1)[:, -1]  # sum over k != argmax
+    e[rows, top] = e_top
+    return e, top, rest, e_top
 
 
-def _softmax_parts(F: np.ndarray):
-    """p = softmax(F), pc = 1 - p (accurate at the row's largest score), the row argmax and the
-    sum of the non-maximal exponentials."""
-    e, top, rest = _scaled_exponentials(F)
+def _softmax_parts(F: np.ndarray, by_step: bool = True):
+    """p = softmax(F), pc = 1 - p (accurate at the row's largest score), the row argmax, and
+    the sum of the non-maximal exponentials over the maximal one (sum_k exp(F_k - F_top) - 1:
+    the loss is F_top - F_y + log1p of it). by_step: see _scaled_exponentials."""
+    e, top, rest, e_top = _scaled_exponentials(F, by_step)
     rows = np.arange(F.shape[0])
-    norm = 1.0 + rest
+    norm = e_top + rest
     p = e / norm[:, None]
     pc = 1.0 - p
     pc[rows, top] = rest / norm
-    return p, pc, top, rest
+    return p, pc, top, rest / e_top
 
 
 def softmax_with_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None):
@@ -80,8 +100,8 @@ def softmax_with_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | 
     F = np.asarray(F, dtype=np.float64)
     p, pc, top, rest = _softmax_parts(F)
     rows = np.arange(F.shape[0])
-    # log(sum exp) - F_y = (max - F_y) + log1p(sum of the other exponentials): the per-sample
-    # loss keeps its digits down to 1e-300 instead of rounding to 0 below 1e-16
+    # log(sum exp) - F_y = (max - F_y) + log1p(the other exponentials over the largest): the
+    # per-sample loss keeps its digits down to 1e-300 instead of rounding to 0 below 1e-16
     per_sample = (F[rows, top] - F[rows, y]) + np.log1p(rest)
     if sample_weight is not None:
         per_sample = per_sample * sample_weight
@@ -90,6 +110,9 @@ def softmax_with_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | 
 
 def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Class probabilities and their complements.
+
+    The exponentials are shifted by each row's largest score; training's (softmax_with_loss)
+    by it rounded down to a multiple of SHIFT_STEP, which gives the same values to rounding.
 
     Parameters
     ----------
@@ -103,7 +126,7 @@ def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``1 - p_ik``, accurate also where ``p_ik`` rounds to 1.
     """
     F = np.asarray(F, dtype=np.float64)
-    p, pc, _ = softmax_with_loss(F, np.zeros(F.shape[0], dtype=np.intp))
+    p, pc, _, _ = _softmax_parts(F, by_step=False)
     return p, pc
 
 

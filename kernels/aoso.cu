@@ -942,8 +942,10 @@ extern "C" __global__ void leaf_steps(int M, int K, const int* __restrict__ nchi
 // F += steps[leaf_of[i]] for every row i (when steps is not null: the last tree's leaf
 // vectors, leaf_of from the numba kernel mark_leaves), then p = softmax(F), pc = 1 - p
 // (accurate where p rounds to 1), and the training loss sum_i w_i (log sum_k exp F_ik -
-// F_{i,y_i}): the operations of losses.softmax_with_loss (exp of F - rowmax, the non-maximal
-// exponentials summed in class order, log1p). A block takes a tile of rows at a time: F is read
+// F_{i,y_i}): the operations of losses.softmax_with_loss (the non-maximal exponentials summed in
+// class order, log1p), but with exp of F - rowmax where the reference shifts by the row maximum
+// rounded down to a multiple of 8 (losses.exponent_shift, which lets the CPU backend keep most
+// exponentials between trees): the same p to rounding. A block takes a tile of rows at a time: F is read
 // and p, pc written through shared memory, coalesced; a thread computes a row. Each block's
 // loss is a fixed-order sum, and the last block to finish adds the blocks' sums in a fixed
 // order into loss[0], so the loss is the same on every run.

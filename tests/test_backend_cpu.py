@@ -613,6 +613,51 @@ def test_update_and_score_is_update_then_set_scores(weighted):
     assert fast._exp_counts.sum() < n * k  # the last step recomputed only some exponentials
 
 
+@pytest.mark.parametrize("fused", [False, True])
+def test_scores_across_shift_boundaries_are_the_references(fused):
+    # E = exp(F - c) is kept between trees, c a row's largest score rounded down to a multiple
+    # of losses.SHIFT_STEP: steps that move a row's maximum within its shift (two exponentials
+    # recomputed), across a multiple upwards, downwards (the top class lowered below one), and
+    # onto one exactly, against the reference bit for bit, by update_and_score and by
+    # update_scores then set_scores
+    from gpuboost import losses
+    from gpuboost.backends import _numba_cpu as kernels
+
+    assert kernels.SHIFT_STEP == losses.SHIFT_STEP
+    step = losses.SHIFT_STEP
+    n, k = 8, 4
+    codes = np.zeros((n, 1), dtype=np.uint8)
+    y = np.arange(n) % k
+    ref = NumpyBackend(codes, y, None, k, n_bins=2, missing_code=255)
+    fast = CpuBackend(codes, y, None, k, n_bins=2, missing_code=255)
+    F = np.tile(np.array([0.0, -1.0, -2.0, -3.0]), (n, 1))
+    F[:, 0] = [step - 0.25, step - 0.25, 0.5, 2 * step + 0.5, -0.5, step - 1.0, 3.0, 3.0]
+    assert ref.set_scores(F.copy()) == fast.set_scores(F)
+    segments = np.array([[q, q + 1] for q in range(n)])
+    deltas = np.zeros((n, k))
+    deltas[0, 0], deltas[0, 1] = 0.5, -0.5  # row 0's top crosses a multiple upwards
+    deltas[1, 0], deltas[1, 2] = 0.125, 0.25  # stays below it: only classes 0 and 2 rescored
+    deltas[2, 0], deltas[2, 3] = -1.0, 0.25  # top lowered below 0: a new top, a lower shift
+    deltas[3, 0], deltas[3, 1] = -1.0, 2.0  # lowered below 2 step, another class on top
+    deltas[4, 1], deltas[4, 2] = 1.5, 0.25  # class 1 becomes top, above 0
+    deltas[5, 0], deltas[5, 1] = 1.0, 0.5  # onto the multiple exactly
+    deltas[6, 2], deltas[6, 3] = 0.5, 0.25  # the top untouched
+    F_ref = F + deltas  # a leaf a row, rows in order
+    if fused:
+        loss = fast.update_and_score(F, segments, deltas)
+    else:
+        fast.update_scores(F, segments, deltas)
+        loss = fast.set_scores(F)
+    np.testing.assert_array_equal(F, F_ref)
+    assert losses.exponent_shift(F_ref.max(axis=1)).tolist() == [step, 0.0, -step, step, 0.0, step, 0.0, 0.0]
+    assert loss == ref.set_scores(F_ref)
+    np.testing.assert_array_equal(fast.p, ref.p)
+    np.testing.assert_array_equal(fast.pc, ref.pc)
+    np.testing.assert_array_equal(fast.top, np.argmax(F_ref, axis=1))
+    # rows 1, 6 (two scores, the same shift) and 7 (none) keep the rest of their exponentials
+    assert fast._exp_counts.sum() == 5 * k + 2 + 2
+
+
 @pytest.mark.parametrize("algorithm", ["aoso", "mart", "logitboost"])
 def test_ensemble_prediction_matches_tree_by_tree(algorithm):
     # CpuBackend.add_trees walks the whole ensemble in one compiled call, with sparse steps;

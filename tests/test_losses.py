@@ -40,6 +40,39 @@ def test_complement_keeps_digits_near_convergence():
     assert g[0, 0] < 0 and g.sum() == pytest.approx(0.0, abs=1e-40)
 
 
+def test_exponent_shift_rounds_the_maximum_down():
+    step = losses.SHIFT_STEP
+    m = np.array([0.0, step - 1e-12, step, -1e-300, -step, 3 * step + 0.5, -2.5 * step, 1e6 + 0.25])
+    shift = losses.exponent_shift(m)
+    assert shift.tolist() == [0.0, 0.0, step, -step, -step, 3 * step, -3 * step, 1e6]
+    assert np.all((m - shift >= 0.0) & (m - shift <= step))  # (-1e-300 + step rounds to step)
+
+
+def test_complement_and_loss_keep_digits_with_a_shifted_top():
+    # the top's exponential is exp(F_top - c), up to exp(SHIFT_STEP), not 1: pc at the top and
+    # the loss (log1p of the others over the top's) keep their digits all the same
+    top = losses.SHIFT_STEP - 0.01
+    F = np.array([[top, top - 70.0, top - 70.0]])
+    p, pc = losses.softmax(F)
+    assert losses.exponent_shift(np.array([top]))[0] == 0.0 and p[0, 0] == 1.0
+    np.testing.assert_allclose(pc[0, 0], 2 * np.exp(-70.0), rtol=1e-14)
+    np.testing.assert_allclose(pc[0, 1:], 1.0, rtol=0)
+    np.testing.assert_allclose(p[0, 1:], np.exp(-70.0), rtol=1e-14)
+    np.testing.assert_allclose(losses.multiclass_loss(F, np.array([0])), 2 * np.exp(-70.0), rtol=1e-14)
+    np.testing.assert_allclose(losses.multiclass_loss(F, np.array([1])), 70.0 + 2 * np.exp(-70.0), rtol=1e-15)
+
+
+def test_training_and_prediction_softmax_agree_to_rounding():
+    # training shifts the exponentials by exponent_shift, predictions by the row maximum
+    rng = np.random.default_rng(5)
+    F = rng.normal(scale=6.0, size=(200, 6)) + rng.normal(scale=20.0, size=(200, 1))
+    p, pc = losses.softmax(F)
+    p_train, pc_train, _ = losses.softmax_with_loss(F, np.zeros(200, dtype=np.intp))
+    assert not np.array_equal(p, p_train)  # (two computations, not one)
+    np.testing.assert_allclose(p_train, p, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(pc_train, pc, rtol=1e-14, atol=1e-300)
+
+
 def test_loss_matches_naive(scores):
     F, y = scores
     w = np.linspace(0.5, 2.0, len(y))

@@ -356,17 +356,28 @@ def _row_top(F, i):
     return m, t
 
 
+#: As losses.SHIFT_STEP (a test holds them equal)
+SHIFT_STEP = 8.0
+
+
+@njit(cache=True, inline="always")
+def _shift(m):
+    """losses.exponent_shift of a row maximum m: the exponentials' shift, m rounded down to a
+    multiple of SHIFT_STEP (the same operations)."""
+    return SHIFT_STEP * np.floor(m / SHIFT_STEP)
+
+
 #: _row_arguments' flag (NumPy booleans: numba compiles a kernel again for each literal bool)
 KEEP_LAST, DROP_LAST = np.bool_(True), np.bool_(False)
 
 
 @njit(cache=True)
-def _row_arguments(F, F_last, i, m, values, at, count, keep_last):
-    """Every exponent argument of row i (its maximum m changed) from values[count]; keep_last:
+def _row_arguments(F, F_last, i, c, values, at, count, keep_last):
+    """Every exponent argument of row i (its shift changed to c) from values[count]; keep_last:
     F_last[i] brought up to date. Returns the next count."""
     K = F.shape[1]
     for k in range(K):
-        values[count] = F[i, k] - m
+        values[count] = F[i, k] - c
         at[count] = i * K + k
         count += 1
         if keep_last:
@@ -381,12 +392,13 @@ def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, 
     for i in range(i_lo, i_hi):
         m, t = _row_top(F, i)
         top[i] = t
-        if not scored or m != row_max[i]:
-            count = _row_arguments(F, F_last, i, m, values, at, count, KEEP_LAST)
+        c = _shift(m)
+        if not scored or c != _shift(row_max[i]):
+            count = _row_arguments(F, F_last, i, c, values, at, count, KEEP_LAST)
         else:
             for k in range(K):
                 if F[i, k] != F_last[i, k]:
-                    values[count] = F[i, k] - m
+                    values[count] = F[i, k] - c
                     at[count] = i * K + k
                     count += 1
                     F_last[i, k] = F[i, k]
@@ -398,14 +410,15 @@ def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, 
 def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts):
     """The arguments of the exponentials that changed since the last scoring, by row blocks.
 
-    ``E = exp(F - rowmax(F))`` is kept between iterations. An AOSO tree changes two classes
-    of a row, so most of E stays valid: a row whose max is unchanged needs exp only where its
-    F changed, any other row all of its exponentials. Rows are split into len(counts) blocks
-    (one per thread); block b, rows i_lo:i_hi (i_lo = b n // len(counts)), writes counts[b]
-    entries at values[i_lo K:], at[i_lo K:]: F - rowmax at those places, and their flat index
-    i K + k (for ``np.exp`` and ``softmax_from_exponentials``). F_last and row_max (the F and
-    row maxima of the last scoring) are brought up to date, and top[i] is set to the first
-    largest score's class; scored False: nothing was scored yet, every exponential is new.
+    ``E = exp(F - c)`` is kept between iterations (c: the row's shift, losses.exponent_shift
+    of its maximum). An AOSO tree changes two classes of a row, so most of E stays valid: a
+    row whose shift is unchanged needs exp only where its F changed, any other row all of its
+    exponentials. Rows are split into len(counts) blocks (one per thread); block b, rows
+    i_lo:i_hi (i_lo = b n // len(counts)), writes counts[b] entries at values[i_lo K:],
+    at[i_lo K:]: F - c at those places, and their flat index i K + k (for ``np.exp`` and
+    ``softmax_from_exponentials``). F_last and row_max (the F and row maxima of the last
+    scoring) are brought up to date, and top[i] is set to the first largest score's class;
+    scored False: nothing was scored yet, every exponential is new.
 
     Exponentials that are kept are the very values a full recomputation would give, since
     their arguments are bit for bit the same; rows are independent, so the blocks change
@@ -481,12 +494,13 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
                         m = F[i, k]
                         t = k
             top[i] = t
-            if m != row_max[i]:
-                count = _row_arguments(F, F, i, m, values, at, count, DROP_LAST)
+            shift = _shift(m)
+            if shift != _shift(row_max[i]):
+                count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
             elif j >= 0:
                 for c in range(n_changed[j]):
                     k = classes[j, c]
-                    values[count] = F[i, k] - m
+                    values[count] = F[i, k] - shift
                     at[count] = i * K + k
                     count += 1
             row_max[i] = m
@@ -495,31 +509,31 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
 
 @njit(cache=True, inline="always")
 def _row_softmax_top(E, i, t, p):
-    """Row i of p from its exponentials E = exp(F - rowmax) (t: the top class, E 1 there): the
-    others' sum r in class order, p = E / (1 + r) (1 / (1 + r) at t), as losses._softmax_parts
-    computes them. Returns (r, r / (1 + r)): the others' sum and 1 - p at t (pc elsewhere is
-    1 - p, which the kernels compute where they read it: writing it here was a third of the
-    softmax pass's traffic)."""
+    """Row i of p from its exponentials E = exp(F - c) (t: the top class): the others' sum r
+    in class order, p = E / (E_t + r), as losses._softmax_parts computes them. Returns
+    (r / E_t, r / (E_t + r)): the others' sum over the top's exponential (the loss's log1p
+    argument) and 1 - p at t (pc elsewhere is 1 - p, which the kernels compute where they read
+    it: writing it here was a third of the softmax pass's traffic)."""
     K = E.shape[1]
     r = 0.0
     for k in range(K):
         if k != t:
             r += E[i, k]
-    norm = 1.0 + r
+    e_top = E[i, t]
+    norm = e_top + r
     for k in range(K):
         p[i, k] = E[i, k] / norm
-    p[i, t] = 1.0 / norm
-    return r, r / norm
+    return r / e_top, r / norm
 
 
 @njit(cache=True, inline="always")
 def _row_softmax(E, i, t, p, pc):
-    """_row_softmax_top, and row i of pc: 1 - p, r / (1 + r) at t. Returns r."""
-    r, pct = _row_softmax_top(E, i, t, p)
+    """_row_softmax_top, and row i of pc: 1 - p, r / (E_t + r) at t. Returns r / E_t."""
+    rest, pct = _row_softmax_top(E, i, t, p)
     for k in range(E.shape[1]):
         pc[i, k] = 1.0 - p[i, k]
     pc[i, t] = pct
-    return r
+    return rest
 
 
 @njit(cache=True, parallel=True)
@@ -530,7 +544,7 @@ def softmax_from_exponentials(F, E, values, at, counts, y, p, pct, top, rest, ma
     values, at and counts as exponent_arguments leaves them, but with the new exponentials in
     values (computed by NumPy's vectorised exp, several times faster than a scalar exp here,
     and the same values as the reference's); top as exponent_arguments leaves it. Fills, per
-    row, rest (the sum of the other exponentials) and margin (F_top - F_y): the loss is
+    row, rest (the other exponentials' sum over the top's) and margin (F_top - F_y): the loss is
     margin + log1p(rest), summed by the caller with NumPy's log1p and sum, as the reference
     does. Row blocks as in exponent_arguments.
     """
@@ -2221,22 +2235,24 @@ def _target_gradient(p, pc, eta):
 @njit(cache=True, parallel=True)
 def softmax_arguments(F, top, a, n_blocks):
     """The steps of losses._scaled_exponentials before its exponential: top[i] = the first
-    largest score's class, a = F - F[i, top[i]]. Rows in n_blocks blocks, a thread each."""
+    largest score's class, a = F - c (c: the shift of the row maximum F[i, top[i]]). Rows in
+    n_blocks blocks, a thread each."""
     n = F.shape[0]
     for block in prange(n_blocks):
         block = np.int64(block)
         for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
             m, t = _row_top(F, i)
             top[i] = t
+            c = _shift(m)
             for k in range(F.shape[1]):
-                a[i, k] = F[i, k] - m
+                a[i, k] = F[i, k] - c
 
 
 @njit(cache=True, parallel=True)
 def softmax_parts(E, top, p, pc, rest, n_blocks):
-    """losses._softmax_parts after its exponentials E = exp(F - rowmax): rest (the other
-    classes' exponentials summed in class order), p = E / (1 + rest) (1 / (1 + rest) at the
-    top class), pc = 1 - p (rest / (1 + rest) at the top class). The same values."""
+    """losses._softmax_parts after its exponentials E = exp(F - c): with r the other classes'
+    exponentials summed in class order, p = E / (E_top + r), pc = 1 - p (r / (E_top + r) at the
+    top class), and rest = r / E_top. The same values."""
     n, K = E.shape
     for block in prange(n_blocks):
         block = np.int64(block)
