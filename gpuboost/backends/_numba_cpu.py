@@ -386,12 +386,13 @@ def _row_arguments(F, F_last, i, c, values, at, count, keep_last):
 
 
 @njit(cache=True)
-def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, i_hi):
+def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, y, margin, i_lo, i_hi):
     K = F.shape[1]
     count = i_lo * K  # this block's region of values and at
     for i in range(i_lo, i_hi):
         m, t = _row_top(F, i)
         top[i] = t
+        margin[i] = m - F[i, y[i]]
         c = _shift(m)
         if not scored or c != _shift(row_max[i]):
             count = _row_arguments(F, F_last, i, c, values, at, count, KEEP_LAST)
@@ -407,7 +408,7 @@ def _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, i_lo, 
 
 
 @njit(cache=True, parallel=True)
-def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts):
+def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts, y, margin):
     """The arguments of the exponentials that changed since the last scoring, by row blocks.
 
     ``E = exp(F - c)`` is kept between iterations (c: the row's shift, losses.exponent_shift
@@ -417,7 +418,8 @@ def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts):
     i_lo:i_hi (i_lo = b n // len(counts)), writes counts[b] entries at values[i_lo K:],
     at[i_lo K:]: F - c at those places, and their flat index i K + k (for ``np.exp`` and
     ``softmax_from_exponentials``). F_last and row_max (the F and row maxima of the last
-    scoring) are brought up to date, and top[i] is set to the first largest score's class;
+    scoring) are brought up to date, top[i] is set to the first largest score's class and
+    margin[i] to F_top - F_y (the loss's first term, here where the row's scores are read);
     scored False: nothing was scored yet, every exponential is new.
 
     Exponentials that are kept are the very values a full recomputation would give, since
@@ -427,8 +429,8 @@ def exponent_arguments(F, F_last, row_max, top, scored, values, at, counts):
     n = F.shape[0]
     n_blocks = counts.shape[0]
     for block in prange(n_blocks):
-        counts[block] = _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, block * n // n_blocks,
-                                                 (block + 1) * n // n_blocks)
+        counts[block] = _exponent_arguments_rows(F, F_last, row_max, top, scored, values, at, y, margin,
+                                                 block * n // n_blocks, (block + 1) * n // n_blocks)
 
 
 @njit(cache=True)
@@ -450,7 +452,8 @@ def _leaves_of_rows(rows, seg_start, seg_stop, deltas, leaf_of, classes, n_chang
 
 
 @njit(cache=True, parallel=True)
-def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max, top, values, at, counts):
+def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max, top, values, at, counts, y,
+                         margin):
     """update_scores and exponent_arguments in one pass, without comparing F with the last
     scored F: the scores that changed are the leaves' nonzero classes (a class whose score a
     tiny step left as it was is recomputed all the same: the same argument, the same
@@ -461,8 +464,8 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
     its old one or a changed score, unless the top class's score went down (then the row is
     scanned). The results are exponent_arguments' for the updated F, but exponent_arguments'
     copy of the last scored F is not kept up to date (n x K writes a tree): the caller's next
-    exponent_arguments must rescore every exponential (scored False). Row blocks as in
-    exponent_arguments.
+    exponent_arguments must rescore every exponential (scored False). margin and row blocks
+    as in exponent_arguments.
     """
     n, K = F.shape
     n_leaves = seg_start.shape[0]
@@ -494,6 +497,7 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
                         m = F[i, k]
                         t = k
             top[i] = t
+            margin[i] = m - F[i, y[i]]
             shift = _shift(m)
             if shift != _shift(row_max[i]):
                 count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
@@ -537,18 +541,19 @@ def _row_softmax(E, i, t, p, pc):
 
 
 @njit(cache=True, parallel=True)
-def softmax_from_exponentials(F, E, values, at, counts, y, p, pct, top, rest, margin):
+def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest):
     """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
     is 1 - p at the other classes), after E.flat[at] = values.
 
     values, at and counts as exponent_arguments leaves them, but with the new exponentials in
     values (computed by NumPy's vectorised exp, several times faster than a scalar exp here,
     and the same values as the reference's); top as exponent_arguments leaves it. Fills, per
-    row, rest (the other exponentials' sum over the top's) and margin (F_top - F_y): the loss is
-    margin + log1p(rest), summed by the caller with NumPy's log1p and sum, as the reference
-    does. Row blocks as in exponent_arguments.
+    row, rest (the other exponentials' sum over the top's): the loss is margin + log1p(rest)
+    (margin from exponent_arguments, which reads the row's scores; this pass reads none),
+    summed by the caller with NumPy's log1p and sum, as the reference does. Row blocks as in
+    exponent_arguments.
     """
-    n, K = F.shape
+    n, K = E.shape
     flat = E.reshape(n * K)
     n_blocks = counts.shape[0]
     for block in prange(n_blocks):
@@ -557,9 +562,7 @@ def softmax_from_exponentials(F, E, values, at, counts, y, p, pct, top, rest, ma
         for j in range(i_lo * K, i_lo * K + counts[block]):
             flat[at[j]] = values[j]
         for i in range(i_lo, i_hi):
-            t = top[i]
-            rest[i], pct[i] = _row_softmax_top(E, i, t, p)
-            margin[i] = F[i, t] - F[i, y[i]]
+            rest[i], pct[i] = _row_softmax_top(E, i, top[i], p)
 
 
 @njit(cache=True)

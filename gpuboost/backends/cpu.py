@@ -112,20 +112,21 @@ class CpuBackend(Backend):
         with _threads(self.n_threads):
             if update is None:
                 kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored and self._last_kept,
-                                           self._exp_values, self._exp_at, counts)
+                                           self._exp_values, self._exp_at, counts, self.y, self._margin)
                 self._last_kept = True
             else:
                 segments, deltas = update
                 kernels.update_and_arguments(F, self.rows, np.ascontiguousarray(segments[:, 0]),
                                              np.ascontiguousarray(segments[:, 1]), deltas, self._leaf_of,
-                                             self._row_max, self.top, self._exp_values, self._exp_at, counts)
+                                             self._row_max, self.top, self._exp_values, self._exp_at, counts, self.y,
+                                             self._margin)
                 self._last_kept = False  # _F_last is stale: the next set_scores rescores every row
             for block, count in enumerate(counts):
                 offset = block * n // len(counts) * K
                 values = self._exp_values[offset:offset + count]
                 np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
-            kernels.softmax_from_exponentials(F, self._exponentials, self._exp_values, self._exp_at, counts, self.y,
-                                              self.p, self.pct, self.top, self._rest, self._margin)
+            kernels.softmax_from_exponentials(self._exponentials, self._exp_values, self._exp_at, counts, self.p,
+                                              self.pct, self.top, self._rest)
         self._scored = True
         self._scored_F = F
         # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
