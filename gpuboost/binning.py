@@ -225,10 +225,25 @@ class BinMapper:
     def fit_transform(self, X: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 1) -> np.ndarray:
         return self.fit(X, sample_weight, n_threads).transform(X, n_threads)
 
-    def bin_upper_edge(self, feature: int, bin_index: int) -> float:
-        """The raw threshold of "bin <= bin_index goes left" (+inf for the last value bin)."""
-        edges = self.edges_[feature]
-        return float(edges[bin_index]) if bin_index < edges.size else float("inf")
+    def bin_upper_edge(self, feature, bin_index):
+        """The raw threshold of "bin <= bin_index goes left" (+inf for the last value bin).
+
+        feature and bin_index are ints (a float is returned) or integer arrays of one shape (an
+        array of thresholds: a tree's splits in one lookup, not a Python call each).
+        """
+        if np.ndim(feature) == 0 and np.ndim(bin_index) == 0:
+            edges = self.edges_[feature]
+            return float(edges[bin_index]) if bin_index < edges.size else float("inf")
+        if getattr(self, "_flat_edges_of", None) is not self.edges_:  # made once per set of edges
+            # every feature's edges then +inf, one after another, and where each feature starts
+            self._flat_edges = np.concatenate([np.append(e, np.inf) for e in self.edges_])
+            self._edge_starts = np.concatenate([[0], np.cumsum([e.size + 1 for e in self.edges_])[:-1]])
+            self._flat_edges_of = self.edges_
+        return self._flat_edges[self._edge_starts[np.asarray(feature, np.intp)] + np.asarray(bin_index, np.intp)]
+
+    def __getstate__(self):
+        # the lookup of bin_upper_edge is rebuilt where needed, not pickled with the model
+        return {k: v for k, v in self.__dict__.items() if k not in ("_flat_edges", "_edge_starts", "_flat_edges_of")}
 
     # The model file stores the edges; these two keep that in one place.
     def to_dict(self) -> dict:

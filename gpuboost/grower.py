@@ -26,6 +26,7 @@ import numpy as np
 
 from . import losses
 from .backends.base import COUNT, GRAD, HESS, Backend, derived_histogram, histograms_derivable
+from .binning import BinMapper
 from .tree import Tree
 
 __all__ = ["TreeGrower", "GrowerParams", "make_tree"]
@@ -256,8 +257,12 @@ def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_ed
     """A Tree from per-node arrays (sums: (n_nodes, 3) channel totals); values by eq (27)."""
     feature = np.asarray(feature, np.int32)
     threshold = np.full(feature.shape[0], np.nan)
-    for j in np.flatnonzero(feature >= 0):
-        threshold[j] = bin_edge(int(feature[j]), int(bin_[j]))
+    split = np.flatnonzero(feature >= 0)
+    if isinstance(getattr(bin_edge, "__self__", None), BinMapper):  # a lookup of arrays: one call a tree
+        threshold[split] = bin_edge(feature[split], np.asarray(bin_)[split])
+    else:
+        for j in split:
+            threshold[j] = bin_edge(int(feature[j]), int(bin_[j]))
     return Tree(
         feature=feature,
         bin=np.asarray(bin_, np.int32),

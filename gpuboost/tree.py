@@ -79,10 +79,14 @@ class Tree:
         vectors = np.zeros((value.shape[0], n_classes))
         rows = np.arange(value.shape[0])
         centred = pair[:, 1] == -2
-        vectors[centred] -= (value[centred] / n_classes)[:, None]
+        if centred.any():
+            vectors[centred] -= (value[centred] / n_classes)[:, None]
         vectors[rows, pair[:, 0]] += value
         paired = pair[:, 1] >= 0
-        vectors[rows[paired], pair[paired, 1]] -= value[paired]
+        if paired.all():  # AOSO's trees (once a boosting iteration: the masks cost more than the rest)
+            vectors[rows, pair[:, 1]] -= value
+        else:
+            vectors[rows[paired], pair[paired, 1]] -= value[paired]
         return vectors
 
     def apply(self, codes: np.ndarray, missing_code: int) -> np.ndarray:

@@ -138,3 +138,24 @@ def test_fit_keeps_the_unique_based_edges_on_any_thread_count(max_bins, n_thread
             assert mapper.edges_[f].tobytes() == expected.tobytes(), (f, w is None)
         one_thread = BinMapper(max_bins).fit(X, w).transform(X)
         assert np.array_equal(mapper.transform(X, n_threads=n_threads), one_thread)
+
+
+def test_upper_edges_of_arrays_are_the_scalar_lookups():
+    # a tree's thresholds in one lookup (make_tree): the same floats as one call a split, +inf
+    # at each feature's last value bin, rebuilt when the edges change, and not pickled
+    import pickle
+
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.normal(size=400), rng.integers(0, 3, 400), np.zeros(400), rng.normal(size=400)])
+    mapper = BinMapper(max_bins=12).fit(X)
+    features = np.repeat(np.arange(4), 12)
+    bins = np.minimum(np.tile(np.arange(12), 4), mapper.n_bins_[features] - 1)
+    expected = [mapper.bin_upper_edge(int(f), int(b)) for f, b in zip(features, bins)]
+    np.testing.assert_array_equal(mapper.bin_upper_edge(features, bins), expected)
+    assert np.isinf(mapper.bin_upper_edge(np.arange(4), mapper.n_bins_ - 1)).all()  # each last value bin
+    assert np.isfinite(mapper.bin_upper_edge(features, bins)[bins < mapper.n_bins_[features] - 1]).all()
+    mapper.fit(X[:, ::-1])  # new edges: a new lookup
+    bins = np.minimum(np.tile(np.arange(12), 4), mapper.n_bins_[features] - 1)
+    expected = [mapper.bin_upper_edge(int(f), int(b)) for f, b in zip(features, bins)]
+    np.testing.assert_array_equal(mapper.bin_upper_edge(features, bins), expected)
+    assert sorted(pickle.loads(pickle.dumps(mapper)).__dict__) == ["edges_", "max_bins", "n_bins_"]

@@ -127,3 +127,21 @@ def test_shuffling_rows_changes_no_tree():
         np.testing.assert_array_equal(ta.bin, tb.bin)
         np.testing.assert_array_equal(ta.pair, tb.pair)
         np.testing.assert_allclose(ta.value, tb.value, rtol=1e-9)
+
+
+def test_make_tree_thresholds_by_one_lookup_are_the_per_split_ones():
+    # make_tree looks a BinMapper's thresholds up in one call a tree, any other bin_edge a call
+    # a split: the same thresholds (NaN at leaves, +inf at a feature's last value bin)
+    from gpuboost.binning import BinMapper
+    from gpuboost.grower import make_tree
+
+    rng = np.random.default_rng(9)
+    mapper = BinMapper(max_bins=8).fit(np.column_stack([rng.normal(size=200), rng.integers(0, 2, 200)]))
+    feature = np.array([0, 1, -1, 0, -1, -1, -1])
+    bin_ = np.array([3, 1, -1, 6, -1, -1, -1])  # feature 1 has two values: bin 1 is its last
+    left, right = np.array([1, 3, -1, 5, -1, -1, -1]), np.array([2, 4, -1, 6, -1, -1, -1])
+    args = (np.zeros(7, bool), left, right, np.zeros((7, 2), int), np.ones((7, 3)), np.zeros(7))
+    fast = make_tree(feature, bin_, *args, mapper.bin_upper_edge, np.inf)
+    slow = make_tree(feature, bin_, *args, lambda f, b: mapper.bin_upper_edge(f, b), np.inf)
+    np.testing.assert_array_equal(fast.threshold, slow.threshold)
+    assert np.isnan(fast.threshold[feature < 0]).all() and fast.threshold[1] == np.inf
