@@ -55,8 +55,10 @@ LANES = 4
 PARALLEL_CELLS = 1 << 20
 
 #: The two children of a split run on two threads (one each, all their passes in one parallel
-#: region) from this many (row, class + feature) cells of the pair.
-SIBLING_CELLS = 1 << 14
+#: region) from this many (row, class + feature) cells of the pair. (1 << 11 against 1 << 14:
+#: grow_tree 2.2% faster on pendigits and optdigits, letter and covertype290k unchanged, in
+#: alternated rounds in one process, 2026-11-26; 0, every split on two threads, 0.1%.)
+SIBLING_CELLS = 1 << 11
 
 #: A histogram (the root's) is split between the threads by features from this many
 #: (row, feature) cells.
