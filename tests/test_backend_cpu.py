@@ -1170,3 +1170,19 @@ def test_vector_backend_pair_histograms_are_the_references(weighted):
     pairs[:, 1] = -1  # MART's and robust LogitBoost's single class
     np.testing.assert_array_equal(ref.histograms(segments, pairs), fast.histograms(segments, pairs))
     np.testing.assert_array_equal(ref.node_sums(segments, pairs), fast.node_sums(segments, pairs))
+
+
+def test_the_ab_script_replaces_and_refuses_as_it_says(tmp_path, monkeypatch):
+    # benchmarks/ab_grow_tree.py compiles the kernels' source twice, B with replacements: a
+    # replacement whose text is not in the source stops it with a message, before any fit
+    import importlib.util
+    import sys
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("ab_grow_tree", REPO / "benchmarks" / "ab_grow_tree.py")
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    monkeypatch.setattr(sys, "argv", ["ab_grow_tree.py", "pendigits", "NOT IN THE SOURCE=>x"])
+    with pytest.raises(SystemExit, match="is not in the kernels' source"):
+        ab.main()
