@@ -63,8 +63,8 @@ class CpuBackend(Backend):
         # other exponentials; elsewhere the kernels compute 1 - p where they read it (see pc)
         self.pct = np.empty(n)
         self.top = np.empty(n, dtype=np.int64)
-        # set_scores keeps E = exp(F - c) (c: losses.exponent_shift) and the F it came from, and recomputes only
-        # the exponentials whose argument changed (kernels.exponent_arguments)
+        # set_scores keeps E = exp(F - c) (c: losses.exponent_shift) and the F it came from, and
+        # recomputes only the exponentials whose argument changed (kernels.exponent_arguments)
         self._exponentials = np.empty((n, self.n_classes))
         self._F_last = np.empty((n, self.n_classes))
         self._last_kept = False  # _F_last is the last scored F (update_and_score leaves it stale)
