@@ -77,16 +77,20 @@ class Tree:
             return self.vector.copy() if nodes is None else self.vector[nodes]
         pair, value = (self.pair, self.value) if nodes is None else (self.pair[nodes], self.value[nodes])
         vectors = np.zeros((value.shape[0], n_classes))
+        if value.shape[0] and pair[:, 1].min() >= 0:
+            # every node paired (AOSO, ABC: a tree a boosting iteration, 9.5 -> 5.5 us on
+            # pendigits): the general path's sums, 0 + t at r and 0 - t at s, in flat places
+            flat = vectors.reshape(-1)
+            at = np.arange(0, value.shape[0] * n_classes, n_classes)
+            flat[at + pair[:, 0]] = value + 0.0
+            flat[at + pair[:, 1]] = 0.0 - value
+            return vectors
         rows = np.arange(value.shape[0])
         centred = pair[:, 1] == -2
-        if centred.any():
-            vectors[centred] -= (value[centred] / n_classes)[:, None]
+        vectors[centred] -= (value[centred] / n_classes)[:, None]
         vectors[rows, pair[:, 0]] += value
         paired = pair[:, 1] >= 0
-        if paired.all():  # AOSO's trees (once a boosting iteration: the masks cost more than the rest)
-            vectors[rows, pair[:, 1]] -= value
-        else:
-            vectors[rows[paired], pair[paired, 1]] -= value[paired]
+        vectors[rows[paired], pair[paired, 1]] -= value[paired]
         return vectors
 
     def apply(self, codes: np.ndarray, missing_code: int) -> np.ndarray:
