@@ -17,7 +17,6 @@ A development tool, like profile_cpu.py; the timed benchmark is bench_cpu.py.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import tempfile
 import time
@@ -30,20 +29,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 
-def compiled_copy(source: str, name: str, folder: str):
-    path = Path(folder) / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main() -> None:
     import numba
-
-    from bench_cpu import load
-    from gpuboost import BoostClassifier
+    from profile_cpu import compiled_copy, grow_tree_arguments
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dataset")
@@ -67,22 +55,7 @@ def main() -> None:
     folder = tempfile.TemporaryDirectory()  # kept until the end: numba may read the sources
     kernels = [compiled_copy(source, "_ab_kernels_a", folder.name), compiled_copy(variant, "_ab_kernels_b", folder.name)]
 
-    Xtr, ytr = load(args.dataset)[:2]
-    from gpuboost.backends import cpu
-
-    captured = {}
-    grow_tree = cpu.kernels.grow_tree
-
-    def capture(*arguments):  # the arguments CpuBackend passes to the kernel (whatever they are)
-        captured["arguments"] = arguments
-        return grow_tree(*arguments)
-
-    cpu.kernels.grow_tree = capture
-    try:
-        BoostClassifier(n_estimators=args.trees, max_leaves=args.leaves, n_jobs=args.threads).fit(Xtr, ytr)
-    finally:
-        cpu.kernels.grow_tree = grow_tree
-    arguments = captured["arguments"]
+    arguments = grow_tree_arguments(args.dataset, args.trees, args.leaves, args.threads)[0]
     numba.set_num_threads(args.threads)
 
     def grow(k):

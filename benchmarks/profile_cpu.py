@@ -112,12 +112,42 @@ def instrumented_source(source: str) -> tuple[str, list[str]]:
     return source, names
 
 
-def main() -> None:
-    import numba
+def compiled_copy(source: str, name: str, folder: str):
+    """The module `name` compiled from `source` (written to folder, which must outlive it:
+    numba may read the source)."""
+    path = Path(folder) / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
+
+def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int):
+    """The arguments CpuBackend passed to kernels.grow_tree for the last tree of an AOSO fit of
+    `trees` trees on the dataset (whatever the kernel's signature), and the training (X, y)."""
     from bench_cpu import load
     from gpuboost import BoostClassifier
-    from gpuboost.backends.cpu import CpuBackend
+    from gpuboost.backends import cpu
+
+    Xtr, ytr = load(dataset)[:2]
+    captured = {}
+    grow_tree = cpu.kernels.grow_tree
+
+    def capture(*arguments):
+        captured["arguments"] = arguments
+        return grow_tree(*arguments)
+
+    cpu.kernels.grow_tree = capture
+    try:
+        BoostClassifier(n_estimators=trees, max_leaves=leaves, n_jobs=threads).fit(Xtr, ytr)
+    finally:
+        cpu.kernels.grow_tree = grow_tree
+    return captured["arguments"], Xtr, ytr
+
+
+def main() -> None:
+    import numba
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dataset")
@@ -130,31 +160,13 @@ def main() -> None:
 
     source, names = instrumented_source((REPO / "gpuboost" / "backends" / "_numba_cpu.py").read_text())
     tmp = tempfile.TemporaryDirectory()  # kept until the end: numba may read the source
-    path = Path(tmp.name) / "_profiled_kernels.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("_profiled_kernels", path)
-    kernels = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kernels)
-
-    Xtr, ytr = load(args.dataset)[:2]
-    captured = {}
-    grow_tree = CpuBackend.grow_tree
-
-    def capture(self, params, bin_edge):
-        captured["backend"] = self
-        return grow_tree(self, params, bin_edge)
-
-    CpuBackend.grow_tree = capture
-    BoostClassifier(n_estimators=args.trees, max_leaves=args.leaves, n_jobs=args.threads).fit(Xtr, ytr)
-    CpuBackend.grow_tree = grow_tree
-    b = captured["backend"]
-    numba.set_num_threads(b.n_threads)
+    kernels = compiled_copy(source, "_profiled_kernels", tmp.name)
+    arguments, Xtr, ytr = grow_tree_arguments(args.dataset, args.trees, args.leaves, args.threads)
+    numba.set_num_threads(args.threads)
     prof = np.zeros(len(names), np.int64)
 
     def grow():
-        kernels.grow_tree(b.codes, b.wide, b.columns, b.sparse, b.cells, b.y, b.weight, b.weighted, b.p, b.pct,
-                          b.top, b.rows, b.n_codes, args.leaves, 1, False, b.n_threads, -1, -1, False,
-                          b.derives_histograms, prof)
+        kernels.grow_tree(*arguments, prof)
 
     grow()  # compiles
     prof[:] = 0
@@ -164,7 +176,7 @@ def main() -> None:
     ms = (time.perf_counter() - began) / args.repeat * 1e3
     whole = prof[names.index("whole tree")]
     prof[names.index("other")] = whole - prof[:names.index("other")].sum()
-    print(f"{args.dataset}: {b.y.shape[0]} rows, {b.codes.shape[1]} features, {b.p.shape[1]} classes; "
+    print(f"{args.dataset}: {Xtr.shape[0]} rows, {Xtr.shape[1]} features, {len(np.unique(ytr))} classes; "
           f"{args.threads} threads; grow_tree {ms:.3f} ms a tree (the tree after {args.trees}, {args.repeat} times)")
     for name, cycles in zip(names, prof):
         if name != "whole tree":
