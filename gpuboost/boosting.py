@@ -131,7 +131,7 @@ def boost(
                 tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge)
             else:
                 tree, leaf_segments, leaf_ids = grower.grow(params)
-            step = learning_rate * tree.node_vectors(n_classes, leaf_ids)  # the leaves' vectors
+            step = backend.leaf_steps(tree, leaf_ids, learning_rate)  # the leaves' vectors
             if score and len(plan) == 1 and hasattr(backend, "update_and_score"):
                 loss = backend.update_and_score(F, leaf_segments, step)
             else:

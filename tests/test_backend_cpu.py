@@ -1186,3 +1186,36 @@ def test_the_ab_script_replaces_and_refuses_as_it_says(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["ab_grow_tree.py", "pendigits", "NOT IN THE SOURCE=>x"])
     with pytest.raises(SystemExit, match="is not in the kernels' source"):
         ab.main()
+
+
+def test_leaf_steps_are_the_rate_times_node_vectors():
+    # the compiled steps of a tree whose leaves all have a pair (kernels.pair_steps) are the
+    # reference's learning_rate x node_vectors bit for bit, signs of zeros included; trees with
+    # scalar (s = -1) or centred (s = -2) leaves, and K-LogitBoost's vectors, take node_vectors
+    from gpuboost.backends.base import Backend
+    from gpuboost.tree import Tree
+
+    rng = np.random.default_rng(5)
+    n, k = 11, 6
+    (_, fast), *_ = pair_of_backends(0, 50, 3, k, 10, False, 0.0, np.uint8)
+    pair = np.array([rng.choice(k, 2, replace=False) for _ in range(n)], dtype=np.int32)
+    value = rng.normal(size=n)
+    value[3], value[7] = -0.0, 0.0
+    arrays = dict(feature=np.full(n, -1, np.int32), bin=np.zeros(n, np.int32), threshold=np.full(n, np.nan),
+                  missing_left=np.zeros(n, bool), left=np.full(n, -1, np.int32), right=np.full(n, -1, np.int32),
+                  n_samples=np.ones(n, np.int64), gain=np.zeros(n))
+    leaves = np.array([0, 3, 4, 7, 10])
+    for lr in (0.1, 1.0, 0.37):
+        tree = Tree(pair=pair, value=value, **arrays)
+        got = fast.leaf_steps(tree, leaves, lr)
+        want = lr * tree.node_vectors(k, leaves)
+        assert np.array_equal(got.view(np.int64), want.view(np.int64))
+        assert np.array_equal(got.view(np.int64), Backend.leaf_steps(fast, tree, leaves, lr).view(np.int64))
+    for s in (-1, -2):
+        mixed = pair.copy()
+        mixed[4, 1] = s
+        tree = Tree(pair=mixed, value=value, **arrays)
+        want = 0.1 * tree.node_vectors(k, leaves)
+        assert np.array_equal(fast.leaf_steps(tree, leaves, 0.1).view(np.int64), want.view(np.int64))
+    tree = Tree(pair=pair, value=value, vector=rng.normal(size=(n, k)), **arrays)
+    np.testing.assert_array_equal(fast.leaf_steps(tree, leaves, 0.1), 0.1 * tree.vector[leaves])

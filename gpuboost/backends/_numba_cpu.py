@@ -1319,6 +1319,26 @@ def _partition_column(rows, start, stop, column, bin_, missing_left, missing_cod
 
 
 @njit(cache=True)
+def pair_steps(pair, value, leaf_ids, learning_rate, out):
+    """out (len(leaf_ids), K) = learning_rate x Tree.node_vectors of the leaves, where every
+    one has a pair (s >= 0): learning_rate (t + 0.0) at r, learning_rate (0.0 - t) at s and
+    learning_rate 0.0 elsewhere, the operations of node_vectors' flat path and the product.
+    Returns False (out unfinished) if a leaf has no second class (the caller's node_vectors
+    has other rules for those)."""
+    K = out.shape[1]
+    for q in range(leaf_ids.shape[0]):
+        j = leaf_ids[q]
+        if pair[j, 1] < 0:
+            return False
+        for k in range(K):
+            out[q, k] = learning_rate * 0.0
+        t = value[j]
+        out[q, pair[j, 0]] = learning_rate * (t + 0.0)
+        out[q, pair[j, 1]] = learning_rate * (0.0 - t)
+    return True
+
+
+@njit(cache=True)
 def update_scores(F, rows, seg_start, seg_stop, deltas):
     """F[rows of leaf j] += deltas[j] for each leaf segment.
 

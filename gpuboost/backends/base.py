@@ -257,6 +257,11 @@ class Backend(ABC):
             step = learning_rate * tree.node_vectors(n_classes)
             F += step[cls.tree_leaves(tree, codes, missing_code)]
 
+    def leaf_steps(self, tree, leaf_ids: np.ndarray, learning_rate: float) -> np.ndarray:
+        """``learning_rate`` times the vectors (eq 29) of the tree's leaves ``leaf_ids``, shape
+        (n_leaves, n_classes): the deltas of update_scores for the leaves' segments."""
+        return learning_rate * tree.node_vectors(self.n_classes, leaf_ids)
+
     @abstractmethod
     def update_scores(self, F: np.ndarray, segments: np.ndarray, deltas: np.ndarray) -> None:
         """``F[rows of leaf j] += deltas[j]`` for each leaf segment; deltas (n_leaves, n_classes)."""

@@ -178,6 +178,17 @@ class CpuBackend(Backend):
         return int(kernels.partition(self.rows, int(segment[0]), int(segment[1]), self.codes, self.columns,
                                      int(feature), int(bin), bool(missing_left), self.n_codes - 1, self._scratch))
 
+    def leaf_steps(self, tree, leaf_ids, learning_rate):
+        """Backend.leaf_steps; for a tree whose leaves all have a pair (AOSO's, ABC's), in one
+        compiled call (kernels.pair_steps: the same values as node_vectors' times the rate,
+        without its NumPy calls, about 7 us a tree)."""
+        if tree.vector is None and len(leaf_ids):
+            out = np.empty((len(leaf_ids), self.n_classes))
+            if kernels.pair_steps(tree.pair, tree.value, np.asarray(leaf_ids, dtype=np.int64), float(learning_rate),
+                                  out):
+                return out
+        return super().leaf_steps(tree, leaf_ids, learning_rate)
+
     def update_scores(self, F, segments, deltas):
         segments = np.asarray(segments, dtype=np.int64)
         kernels.update_scores(F, self.rows, np.ascontiguousarray(segments[:, 0]), np.ascontiguousarray(segments[:, 1]),
