@@ -1951,8 +1951,10 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     takes its histogram by subtraction where it has its parent's pair, as grower.TreeGrower
     does (where _derivable).
 
-    Returns node arrays (n_nodes entries each): start, stop, pair (n, 2), sums (n, 3), and per
-    node the split (gain, feature, bin, missing_left) and children (-1 for leaves).
+    Returns n_nodes, the leaves' ids and segments (rows[start:stop], shape (n_leaves, 2)), in
+    node order, and node arrays (n_nodes entries each, ids int32 as Tree keeps them): pair
+    (n, 2), sums (n, 3), and per node the split (gain, feature, bin, missing_left) and
+    children (-1 for leaves).
     """
     N, D = codes.shape
     K = p.shape[1]
@@ -2150,9 +2152,23 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             bin_[node] = -1
             missing_left[node] = False
             gain[node] = 0.0
-    return (n_nodes, start[:n_nodes], stop[:n_nodes], pair[:n_nodes], sums[:n_nodes],
-            gain[:n_nodes], feature[:n_nodes], bin_[:n_nodes], missing_left[:n_nodes],
-            left[:n_nodes], right[:n_nodes])
+    # the tree's arrays in Tree's dtypes (int32 ids), and its leaves' segments in node order
+    n_leaves_out = 0
+    for node in range(n_nodes):
+        if left[node] < 0:
+            n_leaves_out += 1
+    leaf_ids = np.empty(n_leaves_out, np.int64)
+    segments = np.empty((n_leaves_out, 2), np.int64)
+    q = 0
+    for node in range(n_nodes):
+        if left[node] < 0:
+            leaf_ids[q] = node
+            segments[q, 0] = start[node]
+            segments[q, 1] = stop[node]
+            q += 1
+    return (n_nodes, leaf_ids, segments, pair[:n_nodes].astype(np.int32), sums[:n_nodes], gain[:n_nodes],
+            feature[:n_nodes].astype(np.int32), bin_[:n_nodes].astype(np.int32), missing_left[:n_nodes],
+            left[:n_nodes].astype(np.int32), right[:n_nodes].astype(np.int32))
 
 
 @njit(cache=True, parallel=True)

@@ -228,7 +228,8 @@ class CpuBackend(Backend):
         from ..grower import make_tree
 
         with _threads(self.n_threads):
-            (n_nodes, start, stop, pair, sums, gain, feature, bin_, missing_left, left, right) = kernels.grow_tree(
+            (n_nodes, leaf_ids, segments, pair, sums, gain, feature, bin_, missing_left, left,
+             right) = kernels.grow_tree(
                 self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
                 self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
@@ -238,8 +239,7 @@ class CpuBackend(Backend):
             )
         tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip,
                          params.value_scale)
-        leaf_ids = np.flatnonzero(tree.is_leaf)
-        return tree, np.stack([start[leaf_ids], stop[leaf_ids]], axis=1), leaf_ids
+        return tree, segments, leaf_ids
 
 
 #: The codes' feature-major copy (columns) is made up to this many bytes. It is only a faster
