@@ -529,16 +529,54 @@ def _row_softmax_top(E, i, t, p):
     (r / E_t, r / (E_t + r)): the others' sum over the top's exponential (the loss's log1p
     argument) and 1 - p at t (pc elsewhere is 1 - p, which the kernels compute where they read
     it: writing it here was a third of the softmax pass's traffic)."""
-    K = E.shape[1]
     r = 0.0
-    for k in range(K):
+    for k in range(E.shape[1]):
         if k != t:
             r += E[i, k]
+    return _row_softmax_finish(E, i, t, r, p)
+
+
+@njit(cache=True, inline="always")
+def _row_softmax_finish(E, i, t, r, p):
+    """_row_softmax_top of row i given r, the other exponentials' sum."""
     e_top = E[i, t]
     norm = e_top + r
-    for k in range(K):
+    for k in range(E.shape[1]):
         p[i, k] = E[i, k] / norm
     return r / e_top, r / norm
+
+
+#: softmax_from_exponentials sums four rows' exponentials at a time from this many classes
+#: (_four_rows_rest): a row's sum is a chain of additions, and four chains in flight made
+#: letter's (26 classes) pass about 20% faster; pendigits' 10 were 10% slower (2026-11-26).
+INTERLEAVED_CLASSES = 16
+
+
+@njit(cache=True, inline="always")
+def _four_rows_rest(E, i, top):
+    """r of rows i .. i + 3 as _row_softmax_top sums them (the others' exponentials in class
+    order), the four sums in one loop. Each row's top entry is 0.0 while it is summed (then
+    put back), which adds nothing (r + 0.0 is r: every term is >= 0): the loop has no test."""
+    t0, t1, t2, t3 = top[i], top[i + 1], top[i + 2], top[i + 3]
+    e0, e1, e2, e3 = E[i, t0], E[i + 1, t1], E[i + 2, t2], E[i + 3, t3]
+    E[i, t0] = 0.0
+    E[i + 1, t1] = 0.0
+    E[i + 2, t2] = 0.0
+    E[i + 3, t3] = 0.0
+    r0 = 0.0
+    r1 = 0.0
+    r2 = 0.0
+    r3 = 0.0
+    for k in range(E.shape[1]):
+        r0 += E[i, k]
+        r1 += E[i + 1, k]
+        r2 += E[i + 2, k]
+        r3 += E[i + 3, k]
+    E[i, t0] = e0
+    E[i + 1, t1] = e1
+    E[i + 2, t2] = e2
+    E[i + 3, t3] = e3
+    return r0, r1, r2, r3
 
 
 @njit(cache=True, inline="always")
@@ -572,7 +610,16 @@ def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest):
         i_hi = (block + 1) * n // n_blocks
         for j in range(i_lo * K, i_lo * K + counts[block]):
             flat[at[j]] = values[j]
-        for i in range(i_lo, i_hi):
+        i = i_lo
+        if K >= INTERLEAVED_CLASSES:
+            while i + 4 <= i_hi:
+                r0, r1, r2, r3 = _four_rows_rest(E, i, top)
+                rest[i], pct[i] = _row_softmax_finish(E, i, top[i], r0, p)
+                rest[i + 1], pct[i + 1] = _row_softmax_finish(E, i + 1, top[i + 1], r1, p)
+                rest[i + 2], pct[i + 2] = _row_softmax_finish(E, i + 2, top[i + 2], r2, p)
+                rest[i + 3], pct[i + 3] = _row_softmax_finish(E, i + 3, top[i + 3], r3, p)
+                i += 4
+        for i in range(i, i_hi):
             rest[i], pct[i] = _row_softmax_top(E, i, top[i], p)
 
 
@@ -2069,6 +2116,8 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             # two threads (a smaller child whole on the first), then the splits (a child a
             # thread), which add the halves where they scan them (and derive a histogram)
             for stage in (PAIRS, HALVES, SPLITS):
+                if stage == PAIRS and sums_state[0] == PAIRED and sums_state[1] == PAIRED:
+                    continue  # the stage CROSS chose both: no region to launch
                 if stage == HALVES:
                     _settle_plan(plan, batch, grows, pair)
                 _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
