@@ -352,6 +352,37 @@ def _vstore_block(a, k0, k_end, v0, v1, v2, v3):
     _vstore(a, ZERO, k0 + 3 * VW, v3, _lanes(k0 + 3 * VW, k_end))
 
 
+@intrinsic
+def _at(typingctx, arr, i):
+    """arr[i] of a 1-d C-contiguous array, without numba's negative-index wraparound (i >= 0
+    is the caller's): for the per-row reads of the histogram and sums passes."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C" and isinstance(i, types.Integer)):
+        return None
+    sig = arr.dtype(arr, types.int64)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.load(builder.gep(data, [args[1]]))
+
+    return sig, codegen
+
+
+@intrinsic
+def _at2(typingctx, arr, i, k):
+    """arr[i, k] of a 2-d C-contiguous array, without the wraparound (i, k >= 0)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 2 and arr.layout == "C"
+            and isinstance(i, types.Integer) and isinstance(k, types.Integer)):
+        return None
+    sig = arr.dtype(arr, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        width = cgutils.unpack_tuple(builder, ary.shape, 2)[1]
+        return builder.load(builder.gep(ary.data, [builder.add(builder.mul(args[1], width), args[2])]))
+
+    return sig, codegen
+
+
 @njit(cache=True)
 def _row_top(F, i):
     """Row i's largest score and its first class. Selects, not branches: which class is the
@@ -672,10 +703,10 @@ def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 
     h0, h1, h2, h3 = _vload_block(Hd, k0, k_end)
     wv = _vsplat(1.0)
     for j in range(start, stop):
-        i = rows[j]
-        yi = y[i]
-        ti = top[i]
-        pct_i = pct[i]
+        i = _at(rows, j)
+        yi = _at(y, i)
+        ti = _at(top, i)
+        pct_i = _at(pct, i)
         if weighted:
             wv = _vsplat(w[i])
         if with_a and k_lo <= yi < k_hi:
@@ -712,8 +743,8 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
         n3 = _lanes(k0 + 3 * VW, k_end)
         c0, c1, c2, c3 = _vload_block(C, k0, k_end)
         for j in range(start, stop):
-            i = rows[j]
-            pr = _vsplat(w[i] * p[i, r] if weighted else p[i, r])
+            i = _at(rows, j)
+            pr = _vsplat(w[i] * _at2(p, i, r) if weighted else _at2(p, i, r))
             c0 = _vadd(c0, _vmul(pr, _vload(p, i, k0, n0)))
             if n1 > 0:
                 c1 = _vadd(c1, _vmul(pr, _vload(p, i, k0 + VW, n1)))
@@ -971,13 +1002,13 @@ def _pair_stat(i, r, s, p, pct, top, y):
     The pair case comes first and reads each value once: this runs for every row of every
     node, and the branchy form it replaced was several times slower.
     """
-    yi = y[i]
-    ti = top[i]
-    pt = pct[i]  # read whether or not it is used: a select of two values, not a branch to a load
-    p_r = p[i, r]
+    yi = _at(y, i)
+    ti = _at(top, i)
+    pt = _at(pct, i)  # read whether or not it is used: a select of two values, not a branch to a load
+    p_r = _at2(p, i, r)
     pc_r = pt if r == ti else 1.0 - p_r
     if s >= 0:
-        p_s = p[i, s]
+        p_s = _at2(p, i, s)
         pc_s = pt if s == ti else 1.0 - p_s
         g_r = -pc_r if yi == r else p_r
         g_s = -pc_s if yi == s else p_s
@@ -998,7 +1029,7 @@ def node_sums(rows, start, stop, r, s, p, pct, top, y, w, weighted, out):
     G = 0.0
     H = 0.0
     for j in range(start, stop):
-        i = rows[j]
+        i = _at(rows, j)
         g, h = _pair_stat(i, r, s, p, pct, top, y)
         if weighted:
             g *= w[i]
@@ -1322,7 +1353,7 @@ def _split_rows(rows, lo, hi, column, bin_, missing_left, missing_code, lefts, l
     n_left = 0
     n_right = 0
     for j in range(lo, hi):
-        i = rows[j]
+        i = _at(rows, j)
         c = column[i]
         left = missing_left if c == missing_code else c <= bin_
         lefts[left_at + n_left] = i
@@ -1533,14 +1564,14 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
     if sparse.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
         if weighted or first_order:
             for j in range(start, stop):
-                i = rows[j]
+                i = _at(rows, j)
                 g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
                 ci = codes[i]  # the row's codes as a view: about 20% faster than codes[i, f] (letter)
                 for f in range(w_lo, w_hi):
                     _add_to_bin(hist, f * W + _item(ci, f), g, h)
         else:  # the same without the flags in the loop, which LLVM leaves there: 1.2-1.4x faster
             for j in range(start, stop):
-                i = rows[j]
+                i = _at(rows, j)
                 g, h = _pair_stat(i, r, s, p, pct, top, y)
                 ci = codes[i]
                 for f in range(w_lo, w_hi):
@@ -1552,7 +1583,7 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
     total_g = 0.0
     total_h = 0.0
     for j in range(start, stop):
-        i = rows[j]
+        i = _at(rows, j)
         g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
         ci = codes[i]
         for q in range(w_lo, w_hi):
