@@ -364,7 +364,7 @@ def _at(typingctx, arr, i):
 
     def codegen(context, builder, signature, args):
         data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.load(builder.gep(data, [args[1]]))
+        return context.unpack_value(builder, signature.args[0].dtype, builder.gep(data, [args[1]]))
 
     return sig, codegen
 
@@ -380,7 +380,8 @@ def _at2(typingctx, arr, i, k):
     def codegen(context, builder, signature, args):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         width = cgutils.unpack_tuple(builder, ary.shape, 2)[1]
-        return builder.load(builder.gep(ary.data, [builder.add(builder.mul(args[1], width), args[2])]))
+        at = builder.gep(ary.data, [builder.add(builder.mul(args[1], width), args[2])])
+        return context.unpack_value(builder, signature.args[0].dtype, at)
 
     return sig, codegen
 
@@ -2744,9 +2745,10 @@ def _walk_child(at, c, missing_code, bin_, missing_left, walk_left, walk_right):
     the mispredicted branches made the walk 1.4-1.6x slower (letter, pendigits; 2026-11-25)."""
     # c <= the bin read as at most the last code below the missing one (the largest code),
     # which the missing code never is: then the missing code's rule
-    below = np.int64(c <= min(bin_[at], missing_code - 1))
-    go_left = below | (np.int64(c == missing_code) & np.int64(missing_left[at]))
-    return walk_right[at] + (walk_left[at] - walk_right[at]) * go_left
+    below = np.int64(c <= min(_at(bin_, at), missing_code - 1))
+    go_left = below | (np.int64(c == missing_code) & np.int64(_at(missing_left, at)))
+    right = _at(walk_right, at)
+    return right + (_at(walk_left, at) - right) * go_left
 
 
 @njit(cache=True, inline="always")
@@ -2789,16 +2791,16 @@ def add_trees(F, codes, missing_code, feature, bin_, missing_left, walk_left, wa
                     a2 = base
                     a3 = base
                     for _ in range(depth[t]):  # the four rows' codes first, then their steps
-                        f0 = feature[a0]
-                        f1 = feature[a1]
-                        f2 = feature[a2]
-                        f3 = feature[a3]
+                        f0 = _at(feature, a0)  # (node ids are >= 0: no wraparound, _at)
+                        f1 = _at(feature, a1)
+                        f2 = _at(feature, a2)
+                        f3 = _at(feature, a3)
                         if (f0 & f1 & f2 & f3) < 0:  # all four at leaves (feature -1)
                             break
-                        c0 = codes[i, max(f0, 0)]  # (a row at a leaf reads feature 0, and stays)
-                        c1 = codes[i + 1, max(f1, 0)]
-                        c2 = codes[i + 2, max(f2, 0)]
-                        c3 = codes[i + 3, max(f3, 0)]
+                        c0 = _at2(codes, i, max(f0, 0))  # (a row at a leaf reads feature 0, and stays)
+                        c1 = _at2(codes, i + 1, max(f1, 0))
+                        c2 = _at2(codes, i + 2, max(f2, 0))
+                        c3 = _at2(codes, i + 3, max(f3, 0))
                         a0 = base + _walk_child(a0, c0, missing_code, bin_, missing_left, walk_left, walk_right)
                         a1 = base + _walk_child(a1, c1, missing_code, bin_, missing_left, walk_left, walk_right)
                         a2 = base + _walk_child(a2, c2, missing_code, bin_, missing_left, walk_left, walk_right)
