@@ -529,34 +529,34 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
         i_lo = block * n // n_blocks
         i_hi = (block + 1) * n // n_blocks
         count = i_lo * K
-        for i in range(i_lo, i_hi):
-            j = leaf_of[i]
-            m = row_max[i]
-            t = top[i]
+        for i in range(i_lo, i_hi):  # (_at, _at2: reads without the index wraparound)
+            j = _at(leaf_of, i)
+            m = _at(row_max, i)
+            t = _at(top, i)
             lowered = False  # the top class's score went down: the new maximum takes a scan
             if j >= 0:  # (selects and bitwise tests, not branches: as _row_top)
-                for c in range(n_changed[j]):
-                    k = classes[j, c]
-                    F[i, k] += deltas[j, k]  # update_scores' addition
-                    lowered |= (k == t) & (F[i, k] < m)
+                for c in range(_at(n_changed, j)):
+                    k = _at2(classes, j, c)
+                    F[i, k] += _at2(deltas, j, k)  # update_scores' addition
+                    lowered |= (k == t) & (_at2(F, i, k) < m)
             if lowered:
                 m, t = _row_top(F, i)
             elif j >= 0:  # only the changed scores can pass the maximum (or equal it at a lower class)
-                for c in range(n_changed[j]):
-                    k = classes[j, c]
-                    v = F[i, k]
+                for c in range(_at(n_changed, j)):
+                    k = _at2(classes, j, c)
+                    v = _at2(F, i, k)
                     passes = (v > m) | ((v == m) & (k < t))
                     t = k if passes else t
                     m = v if passes else m
             top[i] = t
-            margin[i] = m - F[i, y[i]]
+            margin[i] = m - _at2(F, i, _at(y, i))
             shift = _shift(m)
-            if shift != _shift(row_max[i]):
+            if shift != _shift(_at(row_max, i)):
                 count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
             elif j >= 0:
-                for c in range(n_changed[j]):
-                    k = classes[j, c]
-                    values[count] = F[i, k] - shift
+                for c in range(_at(n_changed, j)):
+                    k = _at2(classes, j, c)
+                    values[count] = _at2(F, i, k) - shift
                     at[count] = i * K + k
                     count += 1
             row_max[i] = m
