@@ -650,7 +650,7 @@ def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest):
         i_lo = block * n // n_blocks
         i_hi = (block + 1) * n // n_blocks
         for j in range(i_lo * K, i_lo * K + counts[block]):
-            flat[at[j]] = values[j]
+            flat[_at(at, j)] = _at(values, j)
         i = i_lo
         if K >= INTERLEAVED_CLASSES:
             while i + 4 <= i_hi:
