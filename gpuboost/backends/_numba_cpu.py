@@ -393,6 +393,25 @@ def _at2(typingctx, arr, i, k):
     return sig, codegen
 
 
+@intrinsic
+def _put(typingctx, arr, i, value):
+    """arr[i] = value for a 1-d array, without the wraparound (i >= 0)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(i, types.Integer)):
+        return None
+    sig = types.void(arr, types.int64, arr.dtype)
+
+    def codegen(context, builder, signature, args):
+        arr_type = signature.args[0]
+        ary = context.make_array(arr_type)(context, builder, args[0])
+        at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
+                                       cgutils.unpack_tuple(builder, ary.strides), arr_type.layout, [args[1]],
+                                       wraparound=False)
+        context.pack_value(builder, arr_type.dtype, args[2], at)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
 @njit(cache=True)
 def _row_top(F, i):
     """Row i's largest score and its first class. Selects, not branches: which class is the
@@ -1366,8 +1385,8 @@ def _split_rows(rows, lo, hi, column, bin_, missing_left, missing_code, lefts, l
         i = _at(rows, j)
         c = _at(column, i)
         left = missing_left if c == missing_code else c <= bin_
-        lefts[left_at + n_left] = i
-        rights[right_at + n_right] = i
+        _put(lefts, left_at + n_left, i)
+        _put(rights, right_at + n_right, i)
         n_left += 1 if left else 0
         n_right += 0 if left else 1
     return n_left
