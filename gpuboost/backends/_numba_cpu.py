@@ -519,7 +519,7 @@ def _leaves_of_rows(rows, seg_start, seg_stop, deltas, leaf_of, classes, n_chang
                 m += 1
         n_changed[j] = m
         for q in range(seg_start[j], seg_stop[j]):
-            leaf_of[rows[q]] = j
+            _put(leaf_of, _at(rows, q), j)
 
 
 @njit(cache=True, parallel=True)
@@ -567,18 +567,18 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
                     passes = (v > m) | ((v == m) & (k < t))
                     t = k if passes else t
                     m = v if passes else m
-            top[i] = t
-            margin[i] = m - _at2(F, i, _at(y, i))
+            _put(top, i, t)
+            _put(margin, i, m - _at2(F, i, _at(y, i)))
             shift = _shift(m)
             if shift != _shift(_at(row_max, i)):
                 count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
             elif j >= 0:
                 for c in range(_at(n_changed, j)):
                     k = _at2(classes, j, c)
-                    values[count] = _at2(F, i, k) - shift
-                    at[count] = i * K + k
+                    _put(values, count, _at2(F, i, k) - shift)
+                    _put(at, count, i * K + k)
                     count += 1
-            row_max[i] = m
+            _put(row_max, i, m)
         counts[block] = count - i_lo * K
 
 
