@@ -70,3 +70,14 @@ def small_multiclass():
     logits = X @ rng.normal(size=(d, k)) + 0.5 * rng.normal(size=(n, k))
     y = np.argmax(logits, axis=1)
     return X, y
+
+
+def leaf_tree(pair: np.ndarray, value: np.ndarray, vector: np.ndarray | None = None):
+    """A Tree of len(value) nodes that are all leaves, with the given pairs and values (for the
+    tests of node vectors and leaf steps)."""
+    from gpuboost.tree import Tree
+
+    n = len(value)
+    return Tree(feature=np.full(n, -1, np.int32), bin=np.zeros(n, np.int32), threshold=np.full(n, np.nan),
+                missing_left=np.zeros(n, bool), left=np.full(n, -1, np.int32), right=np.full(n, -1, np.int32),
+                pair=pair, value=value, n_samples=np.ones(n, np.int64), gain=np.zeros(n), vector=vector)

@@ -1192,8 +1192,9 @@ def test_leaf_steps_are_the_rate_times_node_vectors():
     # the compiled steps of a tree whose leaves all have a pair (kernels.pair_steps) are the
     # reference's learning_rate x node_vectors bit for bit, signs of zeros included; trees with
     # scalar (s = -1) or centred (s = -2) leaves, and K-LogitBoost's vectors, take node_vectors
+    from conftest import leaf_tree
+
     from gpuboost.backends.base import Backend
-    from gpuboost.tree import Tree
 
     rng = np.random.default_rng(5)
     n, k = 11, 6
@@ -1201,12 +1202,9 @@ def test_leaf_steps_are_the_rate_times_node_vectors():
     pair = np.array([rng.choice(k, 2, replace=False) for _ in range(n)], dtype=np.int32)
     value = rng.normal(size=n)
     value[3], value[7] = -0.0, 0.0
-    arrays = dict(feature=np.full(n, -1, np.int32), bin=np.zeros(n, np.int32), threshold=np.full(n, np.nan),
-                  missing_left=np.zeros(n, bool), left=np.full(n, -1, np.int32), right=np.full(n, -1, np.int32),
-                  n_samples=np.ones(n, np.int64), gain=np.zeros(n))
     leaves = np.array([0, 3, 4, 7, 10])
     for lr in (0.1, 1.0, 0.37):
-        tree = Tree(pair=pair, value=value, **arrays)
+        tree = leaf_tree(pair, value)
         got = fast.leaf_steps(tree, leaves, lr)
         want = lr * tree.node_vectors(k, leaves)
         assert np.array_equal(got.view(np.int64), want.view(np.int64))
@@ -1214,8 +1212,8 @@ def test_leaf_steps_are_the_rate_times_node_vectors():
     for s in (-1, -2):
         mixed = pair.copy()
         mixed[4, 1] = s
-        tree = Tree(pair=mixed, value=value, **arrays)
+        tree = leaf_tree(mixed, value)
         want = 0.1 * tree.node_vectors(k, leaves)
         assert np.array_equal(fast.leaf_steps(tree, leaves, 0.1).view(np.int64), want.view(np.int64))
-    tree = Tree(pair=pair, value=value, vector=rng.normal(size=(n, k)), **arrays)
+    tree = leaf_tree(pair, value, vector=rng.normal(size=(n, k)))
     np.testing.assert_array_equal(fast.leaf_steps(tree, leaves, 0.1), 0.1 * tree.vector[leaves])

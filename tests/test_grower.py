@@ -151,17 +151,14 @@ def test_node_vectors_of_paired_trees_are_the_general_sums():
     # AOSO's and ABC's trees (every node paired) take a path of their own: the same vectors, bit
     # for bit, as the general one's 0 + t at r and 0 - t at s (a value of -0.0 gives +0.0 at r);
     # scalar (s = -1) and centred (s = -2) trees keep the general path
-    from gpuboost.tree import Tree
+    from conftest import leaf_tree
 
     rng = np.random.default_rng(12)
     n, k = 9, 5
     pair = np.array([rng.choice(k, 2, replace=False) for _ in range(n)], dtype=np.int32)
     value = rng.normal(size=n)
     value[2], value[5] = -0.0, 0.0
-    arrays = dict(feature=np.full(n, -1, np.int32), bin=np.zeros(n, np.int32), threshold=np.full(n, np.nan),
-                  missing_left=np.zeros(n, bool), left=np.full(n, -1, np.int32), right=np.full(n, -1, np.int32),
-                  n_samples=np.ones(n, np.int64), gain=np.zeros(n))
-    tree = Tree(pair=pair, value=value, **arrays)
+    tree = leaf_tree(pair, value)
     expected = np.zeros((n, k))
     expected[np.arange(n), pair[:, 0]] += value
     expected[np.arange(n), pair[:, 1]] -= value
@@ -171,6 +168,6 @@ def test_node_vectors_of_paired_trees_are_the_general_sums():
         assert np.array_equal(got.view(np.int64), want.view(np.int64))  # bits, signs of zeros included
     mixed = pair.copy()
     mixed[1, 1], mixed[4, 1] = -1, -2  # a scalar node and a centred one: the general path
-    general = Tree(pair=mixed, value=value, **arrays).node_vectors(k)
+    general = leaf_tree(mixed, value).node_vectors(k)
     assert general[1, mixed[1, 0]] == value[1] and np.count_nonzero(general[1]) == 1
     np.testing.assert_allclose(general[4].sum(), value[4] - value[4], atol=1e-15)
