@@ -352,14 +352,18 @@ def _vstore_block(a, k0, k_end, v0, v1, v2, v3):
     _vstore(a, ZERO, k0 + 3 * VW, v3, _lanes(k0 + 3 * VW, k_end))
 
 
-def _unwrapped_load(context, builder, arr_type, arr, indices):
-    """The element of arr at indices (llvm int64 values), for any layout, without the
-    negative-index wraparound."""
+def _unwrapped_pointer(context, builder, arr_type, arr, indices):
+    """The address of arr's element at indices (llvm int64 values), for any layout, without
+    the negative-index wraparound."""
     ary = context.make_array(arr_type)(context, builder, arr)
-    at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
-                                   cgutils.unpack_tuple(builder, ary.strides), arr_type.layout, indices,
-                                   wraparound=False)
-    return context.unpack_value(builder, arr_type.dtype, at)
+    return cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
+                                     cgutils.unpack_tuple(builder, ary.strides), arr_type.layout, indices,
+                                     wraparound=False)
+
+
+def _unwrapped_load(context, builder, arr_type, arr, indices):
+    """The element of arr at indices, as _unwrapped_pointer finds it."""
+    return context.unpack_value(builder, arr_type.dtype, _unwrapped_pointer(context, builder, arr_type, arr, indices))
 
 
 @intrinsic
@@ -402,10 +406,7 @@ def _put(typingctx, arr, i, value):
 
     def codegen(context, builder, signature, args):
         arr_type = signature.args[0]
-        ary = context.make_array(arr_type)(context, builder, args[0])
-        at = cgutils.get_item_pointer2(context, builder, ary.data, cgutils.unpack_tuple(builder, ary.shape),
-                                       cgutils.unpack_tuple(builder, ary.strides), arr_type.layout, [args[1]],
-                                       wraparound=False)
+        at = _unwrapped_pointer(context, builder, arr_type, args[0], [args[1]])
         context.pack_value(builder, arr_type.dtype, args[2], at)
         return context.get_dummy_value()
 
