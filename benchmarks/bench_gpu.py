@@ -126,8 +126,13 @@ def run_xgboost(X, y, Xt, yt, rounds, every, device="cuda"):
     model.fit(X, y)
     fit = time.perf_counter() - started
     curve = []
+    if device == "cuda":  # predict where the model is: a host array would be predicted on the CPU
+        import cupy as cp
+
+        Xt = cp.asarray(Xt)
     for r in list(range(every, rounds + 1, every)) + ([rounds] if rounds % every else []):
         predicted = model.predict(Xt, iteration_range=(0, r))
+        predicted = predicted.get() if hasattr(predicted, "get") else np.asarray(predicted)
         curve.append((r * K, int(np.count_nonzero(predicted != yt))))
     return dict(fit_s=fit, trees=rounds * K, ms_per_tree=1e3 * fit / (rounds * K), curve=curve,
                 final_errors=curve[-1][1], version=xgb.__version__)
@@ -230,6 +235,8 @@ def main(argv=None):
     parser.add_argument("--poker-rows", type=int, default=10_000_000)
     parser.add_argument("--poker-test", type=int, default=1_000_000)
     parser.add_argument("--every", type=int, default=100, help="score the test set every this many iterations")
+    parser.add_argument("--peer-every", type=int,
+                        help="XGBoost and LightGBM: score the test set every this many rounds (default: --every / K)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["gpuboost", "xgboost", "lightgbm", "cpu"])
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--json", type=Path)
@@ -253,9 +260,10 @@ def main(argv=None):
         K = len(np.unique(y))
         res = report["results"][name] = dict(split=split, n_train=len(y), n_test=len(yt), K=K)
         log(f"\n== {name}: {len(y)} train rows, {len(yt)} test rows, {X.shape[1]} features, K = {K}")
+        peer_every = args.peer_every or max(1, args.every // K)
         runs = [("gpuboost-gpu", lambda: run_gpuboost(X, y, Xt, yt, args.trees, args.every, "cuda")),
-                ("xgboost-gpu", lambda: run_xgboost(X, y, Xt, yt, args.xgb_rounds, max(1, args.every // K))),
-                ("lightgbm-cpu", lambda: run_lightgbm(X, y, Xt, yt, args.lgb_rounds, max(1, args.every // K), threads)),
+                ("xgboost-gpu", lambda: run_xgboost(X, y, Xt, yt, args.xgb_rounds, peer_every)),
+                ("lightgbm-cpu", lambda: run_lightgbm(X, y, Xt, yt, args.lgb_rounds, peer_every, threads)),
                 ("gpuboost-cpu", lambda: run_gpuboost_cpu(X, y, Xt, yt, args.cpu_trees))]
         skip = {"gpuboost": "gpuboost-gpu", "xgboost": "xgboost-gpu", "lightgbm": "lightgbm-cpu", "cpu": "gpuboost-cpu"}
         for label, fn in runs:
