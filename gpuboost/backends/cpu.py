@@ -16,8 +16,8 @@ import numba
 import numpy as np
 
 from . import _numba_cpu as kernels
-from .base import COUNT, N_CHANNELS, Backend, SplitBatch, hist_halves_rows, sparse_features
-from .numpy import NumpyBackend, fold_default_bins
+from .base import COUNT, N_CHANNELS, Backend, SplitBatch, sparse_features
+from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
 
@@ -490,21 +490,17 @@ class CpuVectorBackend(NumpyBackend):
     update_scores = CpuBackend.update_scores
 
     def histograms(self, segments, pairs, first_order=False):
-        """The LogitBoost family's pair histograms (multi-label targets), as the reference's
-        halved_histogram: a node of hist_halves_rows(n_codes) rows or more sums its halves' histograms."""
-        hists = np.zeros((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
+        """The LogitBoost family's pair histograms (multi-label targets), by the reference's
+        rule (numpy.sum_of_halves, as halved_histogram), each part compiled (_histogram)."""
+        hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, (segment, pair) in enumerate(zip(segments, pairs)):
             idx = self._segment(segment)
             values = self._segment_channels(segment, pair, first_order)
-            if idx.size < hist_halves_rows(self.n_codes):
-                self._histogram(idx, values, hists[j])
-                fold_default_bins(hists[j], values, self.sparse)
-            else:
-                mid = idx.size // 2
-                second = np.zeros(hists.shape[1:])
-                self._histogram(idx[:mid], values[:mid], hists[j])
-                self._histogram(idx[mid:], values[mid:], second)
-                fold_default_bins(hists[j], values[:mid], self.sparse)
-                fold_default_bins(second, values[mid:], self.sparse)
-                hists[j] += second
+
+            def part(lo, hi, idx=idx, values=values):
+                out = np.zeros(hists.shape[1:])
+                self._histogram(idx[lo:hi], values[lo:hi], out)
+                return fold_default_bins(out, values[lo:hi], self.sparse)
+
+            hists[j] = sum_of_halves(idx.size, self.n_codes, part)
         return hists

@@ -68,19 +68,24 @@ def fold_default_bins(hist: np.ndarray, values: np.ndarray, sparse: np.ndarray) 
     return hist
 
 
+def sum_of_halves(n: int, n_codes: int, part) -> np.ndarray:
+    """A node's histogram from part(lo, hi), the histogram of its rows lo:hi (in partition
+    order, sparse features' default bins folded): part(0, n), or from
+    base.hist_halves_rows(n_codes) rows the sum of its two halves' (the compiled backend sums
+    the halves on two threads). The one rule for every backend that follows the reference."""
+    if n < hist_halves_rows(n_codes):
+        return part(0, n)
+    mid = n // 2
+    return part(0, mid) + part(mid, n)
+
+
 def halved_histogram(codes: np.ndarray, values: np.ndarray, n_codes: int, sparse: np.ndarray | None = None
                      ) -> np.ndarray:
-    """build_histogram of a node's rows (in partition order), as the sum of its two halves'
-    where it has base.hist_halves_rows(n_codes) rows or more (the compiled backend sums the
-    halves on two threads); each half's (or the whole node's) default bins of the sparse
-    features folded (fold_default_bins)."""
+    """build_histogram of a node's rows (in partition order) by sum_of_halves, each part's
+    default bins of the sparse features folded (fold_default_bins)."""
     sparse = np.zeros((0, 2), dtype=np.int64) if sparse is None else sparse
-    n = codes.shape[0]
-    if n < hist_halves_rows(n_codes):
-        return fold_default_bins(build_histogram(codes, values, n_codes), values, sparse)
-    mid = n // 2
-    return (fold_default_bins(build_histogram(codes[:mid], values[:mid], n_codes), values[:mid], sparse)
-            + fold_default_bins(build_histogram(codes[mid:], values[mid:], n_codes), values[mid:], sparse))
+    return sum_of_halves(codes.shape[0], n_codes, lambda lo, hi: fold_default_bins(
+        build_histogram(codes[lo:hi], values[lo:hi], n_codes), values[lo:hi], sparse))
 
 
 def halved_column_sums(terms: np.ndarray) -> np.ndarray:
