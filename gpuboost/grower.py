@@ -26,7 +26,6 @@ import numpy as np
 
 from . import losses
 from .backends.base import COUNT, GRAD, HESS, Backend, derived_histogram, histograms_derivable
-from .binning import BinMapper
 from .tree import Tree
 
 __all__ = ["TreeGrower", "GrowerParams", "make_tree"]
@@ -74,7 +73,8 @@ class TreeGrower:
         Holds the data and this iteration's probabilities (``set_scores`` already called).
     params : GrowerParams
     bin_edge : callable
-        ``bin_edge(feature, bin)`` gives the raw threshold stored beside the bin threshold.
+        ``bin_edge(features, bins)`` gives the raw thresholds stored beside the bin thresholds,
+        for integer arrays of one shape (a tree's splits in one call; ``BinMapper.bin_upper_edge``).
     """
 
     def __init__(self, backend: Backend, params: GrowerParams, bin_edge, n_rows: int):
@@ -258,11 +258,8 @@ def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_ed
     feature = np.asarray(feature, np.int32)
     threshold = np.full(feature.shape[0], np.nan)
     split = np.flatnonzero(feature >= 0)
-    if isinstance(getattr(bin_edge, "__self__", None), BinMapper):  # a lookup of arrays: one call a tree
+    if split.size:  # one lookup a tree (bin_edge takes arrays: see TreeGrower)
         threshold[split] = bin_edge(feature[split], np.asarray(bin_)[split])
-    else:
-        for j in split:
-            threshold[j] = bin_edge(int(feature[j]), int(bin_[j]))
     return Tree(
         feature=feature,
         bin=np.asarray(bin_, np.int32),

@@ -44,7 +44,7 @@ def check_vector_stump(backend, codes: np.ndarray, g: np.ndarray, h: np.ndarray,
     from gpuboost.grower import GrowerParams, TreeGrower
 
     n, K = g.shape
-    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: float(b), n)
+    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: np.asarray(b, float), n)
     tree, segments, leaf_ids = grower.grow()
     best = (-np.inf, None)
     for f in range(codes.shape[1]):

@@ -23,7 +23,7 @@ def known_tree_data(n=400, seed=0):
 def grow_one(codes, y, n_classes, F=None, **params):
     backend = NumpyBackend(codes, y, None, n_classes, n_bins=10, missing_code=255)
     backend.set_scores(np.zeros((len(y), n_classes)) if F is None else F)
-    grower = TreeGrower(backend, GrowerParams(**params), lambda f, b: float(b) + 0.5, len(y))
+    grower = TreeGrower(backend, GrowerParams(**params), lambda f, b: np.asarray(b, float) + 0.5, len(y))
     return grower.grow(), backend
 
 
@@ -92,7 +92,7 @@ def test_node_value_is_the_newton_step_of_its_own_pair():
 def run_boost(codes, y, n_classes, n_estimators=10, **params):
     backend = NumpyBackend(codes, y, None, n_classes, n_bins=int(codes.max()) + 1, missing_code=255)
     return boost(backend, len(y), n_classes, n_estimators, 0.1, 1e-16,
-                 GrowerParams(**params), lambda f, b: float(b), 255)
+                 GrowerParams(**params), lambda f, b: np.asarray(b, float), 255)
 
 
 def test_scores_sum_to_zero_and_loss_decreases():
@@ -130,8 +130,8 @@ def test_shuffling_rows_changes_no_tree():
 
 
 def test_make_tree_thresholds_by_one_lookup_are_the_per_split_ones():
-    # make_tree looks a BinMapper's thresholds up in one call a tree, any other bin_edge a call
-    # a split: the same thresholds (NaN at leaves, +inf at a feature's last value bin)
+    # make_tree looks the thresholds of a tree's splits up in one bin_edge call (arrays): the
+    # BinMapper's edge of each split, NaN at leaves, +inf at a feature's last value bin
     from gpuboost.binning import BinMapper
     from gpuboost.grower import make_tree
 
@@ -141,10 +141,10 @@ def test_make_tree_thresholds_by_one_lookup_are_the_per_split_ones():
     bin_ = np.array([3, 1, -1, 6, -1, -1, -1])  # feature 1 has two values: bin 1 is its last
     left, right = np.array([1, 3, -1, 5, -1, -1, -1]), np.array([2, 4, -1, 6, -1, -1, -1])
     args = (np.zeros(7, bool), left, right, np.zeros((7, 2), int), np.ones((7, 3)), np.zeros(7))
-    fast = make_tree(feature, bin_, *args, mapper.bin_upper_edge, np.inf)
-    slow = make_tree(feature, bin_, *args, lambda f, b: mapper.bin_upper_edge(f, b), np.inf)
-    np.testing.assert_array_equal(fast.threshold, slow.threshold)
-    assert np.isnan(fast.threshold[feature < 0]).all() and fast.threshold[1] == np.inf
+    tree = make_tree(feature, bin_, *args, mapper.bin_upper_edge, np.inf)
+    per_split = [mapper.bin_upper_edge(int(f), int(b)) if f >= 0 else np.nan for f, b in zip(feature, bin_)]
+    np.testing.assert_array_equal(tree.threshold, per_split)
+    assert np.isnan(tree.threshold[feature < 0]).all() and tree.threshold[1] == np.inf
 
 
 def test_node_vectors_of_paired_trees_are_the_general_sums():
