@@ -35,6 +35,12 @@ def load_dataset(name: str):
                 d["X_test"].astype(np.float64), d["y_test"].astype(np.int64))
 
 
+def bins_as_thresholds(features, bins):
+    """A bin_edge for the tests' trees (see TreeGrower): each split's bin index as its raw
+    threshold, for integer arrays of one shape."""
+    return np.asarray(bins, float)
+
+
 def check_vector_stump(backend, codes: np.ndarray, g: np.ndarray, h: np.ndarray, n_bins: int) -> None:
     """Grow a two-leaf vector tree (K-LogitBoost's kind) on ``backend`` (set_scores called) and
     check it against brute force: the split with the largest sum over classes of eq (30)'s gain
@@ -44,7 +50,7 @@ def check_vector_stump(backend, codes: np.ndarray, g: np.ndarray, h: np.ndarray,
     from gpuboost.grower import GrowerParams, TreeGrower
 
     n, K = g.shape
-    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), lambda f, b: np.asarray(b, float), n)
+    grower = TreeGrower(backend, GrowerParams(max_leaves=2, vector=True, leaf_clip=np.inf), bins_as_thresholds, n)
     tree, segments, leaf_ids = grower.grow()
     best = (-np.inf, None)
     for f in range(codes.shape[1]):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gpuboost
-from conftest import check_vector_stump
+from conftest import bins_as_thresholds, check_vector_stump
 from gpuboost import ALGORITHMS, BoostClassifier, losses
 from gpuboost.algorithms import iteration_plan, trees_per_iteration
 from gpuboost.backends.numpy import NumpyBackend, best_splits
@@ -36,7 +36,7 @@ def grow(algorithm, F, codes, y, K, base=None, **params):
     backend = NumpyBackend(codes, y, None, K, n_bins=int(codes.max()) + 1, missing_code=255)
     backend.set_scores(F)
     plan = iteration_plan(algorithm, K, GrowerParams(leaf_clip=np.inf, **params), base)
-    grower = TreeGrower(backend, plan[0], lambda f, b: np.asarray(b, float), len(y))
+    grower = TreeGrower(backend, plan[0], bins_as_thresholds, len(y))
     return [grower.grow(p) + (backend.rows.copy(),) for p in plan], backend
 
 

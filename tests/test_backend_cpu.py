@@ -9,6 +9,8 @@ from gpuboost.backends.cpu import CpuBackend
 from gpuboost.backends.numpy import NumpyBackend
 from gpuboost.grower import GrowerParams, TreeGrower
 
+from conftest import bins_as_thresholds
+
 CASES = [
     # (seed, n_rows, n_features, n_classes, n_bins, weighted, missing fraction, code dtype)
     (0, 200, 4, 3, 10, False, 0.0, np.uint8),
@@ -76,7 +78,7 @@ def test_stages_agree(case):
 ])
 def test_whole_tree_matches_the_python_grower(case, params):
     (ref, fast), F, _, codes, missing_code = pair_of_backends(*case)
-    edge = lambda f, b: np.asarray(b, float)  # noqa: E731
+    edge = bins_as_thresholds
     a, seg_a, leaves_a = TreeGrower(ref, params, edge, codes.shape[0]).grow()
     b, seg_b, leaves_b = fast.grow_tree(params, edge)
     for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples"):
@@ -291,7 +293,7 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads, weighted):
     expected_sparse = [(9, 0), (10, 0), (11, 0), (12, 1), (13, n_bins)]
     assert [tuple(f) for f in fast.sparse] == [tuple(f) for f in ref.sparse] == expected_sparse
     assert list(fast.wide) == list(range(9))
-    edge = lambda f, b: np.asarray(b, float)  # noqa: E731
+    edge = bins_as_thresholds
     F = np.zeros((n, k))
     for _ in range(4):
         np.testing.assert_allclose(ref.set_scores(F), fast.set_scores(F), rtol=1e-13)
@@ -345,8 +347,8 @@ def test_large_nodes_partitioned_by_halves_grow_the_python_growers_tree():
     ref.set_scores(F)
     fast.set_scores(F)
     params = GrowerParams(max_leaves=6)
-    a, seg_a, _ = TreeGrower(ref, params, lambda f, b: np.asarray(b, float), n).grow()
-    b, seg_b, _ = fast.grow_tree(params, lambda f, b: np.asarray(b, float))
+    a, seg_a, _ = TreeGrower(ref, params, bins_as_thresholds, n).grow()
+    b, seg_b, _ = fast.grow_tree(params, bins_as_thresholds)
     large = [j for j in range(a.n_nodes) if a.n_samples[j] >= kernels.PARTITION_HALVES_ROWS and a.feature[j] >= 0]
     assert len(large) >= 2  # the root and a child of it were partitioned by halves
     for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples", "value"):
@@ -447,7 +449,7 @@ def test_sparse_features_do_not_depend_on_the_column_copy(monkeypatch):
         assert [tuple(f) for f in fast.sparse] == [(2, 0), (3, 0)]
         assert fast.columns.shape == ((4, 500) if limit > 2000 else (0, 500))  # the partition reads codes
         fast.set_scores(F)
-        trees.append(fast.grow_tree(GrowerParams(), lambda f, b: np.asarray(b, float))[0])
+        trees.append(fast.grow_tree(GrowerParams(), bins_as_thresholds)[0])
     for name in ("feature", "bin", "missing_left", "pair", "n_samples", "value", "gain"):
         np.testing.assert_array_equal(getattr(trees[0], name), getattr(trees[1], name), err_msg=name)
 

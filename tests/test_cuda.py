@@ -16,6 +16,8 @@ import pytest
 
 from gpuboost.backends.cuda import cuda_usable
 
+from conftest import bins_as_thresholds
+
 usable, why = cuda_usable()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not usable, reason=f"no usable GPU: {why}")]
 
@@ -213,9 +215,9 @@ def test_fused_update_equals_the_host_update(case):
     staged.set_scores(F)
     params = GrowerParams(max_leaves=8, leaf_clip=0.5)
     for _ in range(4):
-        tree, _, _ = fused.grow_tree(params, lambda f, b: np.asarray(b, float), learning_rate=0.3)
+        tree, _, _ = fused.grow_tree(params, bins_as_thresholds, learning_rate=0.3)
         loss_fused = fused.rescore()
-        tree_s, seg, ids = staged.grow_tree(params, lambda f, b: np.asarray(b, float))
+        tree_s, seg, ids = staged.grow_tree(params, bins_as_thresholds)
         staged.update_scores(None, seg, (0.3 * tree_s.node_vectors(K))[ids])
         loss_staged = staged.rescore()
         assert np.array_equal(tree.value, tree_s.value) and np.array_equal(tree.feature, tree_s.feature)

@@ -8,6 +8,8 @@ from gpuboost.backends.numpy import NumpyBackend
 from gpuboost.boosting import boost
 from gpuboost.grower import GrowerParams, TreeGrower
 
+from conftest import bins_as_thresholds
+
 
 def known_tree_data(n=400, seed=0):
     """Labels from a known tree on 3 binned features (bins 0..9):
@@ -92,7 +94,7 @@ def test_node_value_is_the_newton_step_of_its_own_pair():
 def run_boost(codes, y, n_classes, n_estimators=10, **params):
     backend = NumpyBackend(codes, y, None, n_classes, n_bins=int(codes.max()) + 1, missing_code=255)
     return boost(backend, len(y), n_classes, n_estimators, 0.1, 1e-16,
-                 GrowerParams(**params), lambda f, b: np.asarray(b, float), 255)
+                 GrowerParams(**params), bins_as_thresholds, 255)
 
 
 def test_scores_sum_to_zero_and_loss_decreases():

@@ -11,6 +11,8 @@ from gpuboost.backends.cpu import CpuBackend
 from gpuboost.backends.numpy import NumpyBackend, halved_histogram
 from gpuboost.grower import GrowerParams, TreeGrower
 
+from conftest import bins_as_thresholds
+
 
 def _data(seed=3, n=3000, d=6, k=5, n_bins=24):
     rng = np.random.default_rng(seed)
@@ -81,7 +83,7 @@ def test_grower_derives_larger_children_and_the_compiled_tree_is_the_same(monkey
     ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
     fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=2)
     F = np.random.default_rng(2).normal(size=(n, k))
-    edge = lambda f, b: np.asarray(b, float)  # noqa: E731
+    edge = bins_as_thresholds
     calls = _count_derivations(monkeypatch)
     for _ in range(3):
         ref.set_scores(F)
@@ -112,7 +114,7 @@ def test_subtraction_changes_trees_only_by_rounding():
     direct = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
     direct.derives_histograms = False
     F = np.zeros((n, k))
-    edge = lambda f, b: np.asarray(b, float)  # noqa: E731
+    edge = bins_as_thresholds
     params = GrowerParams(max_leaves=16)
     for _ in range(5):
         ref.set_scores(F)
@@ -136,7 +138,7 @@ def test_compiled_backend_without_subtraction_is_the_direct_reference():
     F = np.random.default_rng(4).normal(size=(n, k))
     ref.set_scores(F)
     fast.set_scores(F)
-    edge = lambda f, b: np.asarray(b, float)  # noqa: E731
+    edge = bins_as_thresholds
     a = TreeGrower(ref, GrowerParams(), edge, n).grow()[0]
     b = fast.grow_tree(GrowerParams(), edge)[0]
     for name in ("feature", "bin", "pair", "n_samples", "value", "gain"):
@@ -175,7 +177,7 @@ def test_many_leaves_keep_many_histograms(n_threads):
     ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
     fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
     F = rng.normal(size=(n, k))
-    edge = lambda f, b: np.asarray(b, float)  # noqa: E731
+    edge = bins_as_thresholds
     for params in (GrowerParams(max_leaves=300), GrowerParams(max_leaves=300, fixed_pair=(1, -1), first_order=True)):
         ref.set_scores(F)
         fast.set_scores(F)
