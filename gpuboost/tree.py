@@ -50,6 +50,21 @@ class Tree:
             value.flags.writeable = False
         object.__setattr__(self, name, value)
 
+    @classmethod
+    def adopt(cls, feature, bin, threshold, missing_left, left, right, pair, value, n_samples, gain) -> "Tree":
+        """A tree that takes over arrays made for it (a kernel's outputs, in the fields' dtypes,
+        held by no one else): they are made read-only themselves instead of through views, which
+        saves the per-field work of __setattr__ on a path that builds a tree per iteration."""
+        tree = object.__new__(cls)
+        fields_ = tree.__dict__
+        for name, array in (("feature", feature), ("bin", bin), ("threshold", threshold),
+                            ("missing_left", missing_left), ("left", left), ("right", right), ("pair", pair),
+                            ("value", value), ("n_samples", n_samples), ("gain", gain)):
+            array.flags.writeable = False
+            fields_[name] = array
+        fields_["vector"] = None
+        return tree
+
     def __setstate__(self, state):  # unpickled and copied trees: read-only too
         for name, value in state.items():
             setattr(self, name, value)

@@ -85,6 +85,11 @@ def test_whole_tree_matches_the_python_grower(case, params):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
     np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
     np.testing.assert_allclose(a.gain, b.gain, rtol=1e-12)
+    np.testing.assert_array_equal(a.threshold, b.threshold)
+    assert b.vector is None
+    for name in ("feature", "bin", "threshold", "missing_left", "left", "right", "pair", "value", "n_samples", "gain"):
+        # the kernel's arrays as make_tree gives them: Tree's dtypes, read-only
+        assert getattr(b, name).dtype == getattr(a, name).dtype and not getattr(b, name).flags.writeable, name
     np.testing.assert_array_equal(seg_a, seg_b)
     np.testing.assert_array_equal(leaves_a, leaves_b)
     np.testing.assert_array_equal(ref.rows, fast.rows)
@@ -1219,3 +1224,20 @@ def test_leaf_steps_are_the_rate_times_node_vectors():
         assert np.array_equal(fast.leaf_steps(tree, leaves, 0.1).view(np.int64), want.view(np.int64))
     tree = leaf_tree(pair, value, vector=rng.normal(size=(n, k)))
     np.testing.assert_array_equal(fast.leaf_steps(tree, leaves, 0.1), 0.1 * tree.vector[leaves])
+
+
+def test_kernel_node_values_are_losses_node_value_bit_for_bit():
+    # grow_tree computes the nodes' values itself (_node_value): the reference's NumPy
+    # operations and np.clip's rules, signs of zeros, an H of 0 and NaN included
+    from gpuboost import losses
+    from gpuboost.backends import _numba_cpu as kernels
+
+    G = np.array([1.5, -2.0, 0.0, -0.0, 3.0, np.nan, 1e300, -7.0, 2.0, 0.3, -0.1])
+    H = np.array([0.5, 0.0, 1.0, 2.0, 0.0, 1.0, 1e-300, 3.0, np.inf, 0.1, 0.1])
+    for clip, scale in ((np.inf, 1.0), (0.5, 0.75), (2.0, 1.0), (50.0, 24 / 25), (3.0, 1.0)):
+        with np.errstate(over="ignore"):  # 1e300 / 1e-300: inf, clipped
+            want = losses.node_value(G, H, clip, scale)
+        got = np.array([kernels._node_value(g, h, clip, scale) for g, h in zip(G, H)])
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        assert np.array_equal(got[~nan].view(np.int64), want[~nan].view(np.int64)), (clip, scale)

@@ -2043,7 +2043,8 @@ def _settle_plan(plan, batch, grows, pair):
 
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-              min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms):
+              min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms, leaf_clip,
+              value_scale):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
@@ -2057,9 +2058,10 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     does (where _derivable).
 
     Returns n_nodes, the leaves' ids and segments (rows[start:stop], shape (n_leaves, 2)), in
-    node order, and node arrays (n_nodes entries each, ids int32 as Tree keeps them): pair
-    (n, 2), sums (n, 3), and per node the split (gain, feature, bin, missing_left) and
-    children (-1 for leaves).
+    node order, the split nodes' ids, and node arrays in Tree's dtypes (n_nodes entries each,
+    ids int32): pair (n, 2), value (eq 27 from the node's sums, as losses.node_value with
+    leaf_clip and value_scale), n_samples, and per node the split (gain, feature, bin,
+    missing_left) and children (-1 for leaves).
     """
     N, D = codes.shape
     K = p.shape[1]
@@ -2273,9 +2275,30 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             segments[q, 0] = start[node]
             segments[q, 1] = stop[node]
             q += 1
-    return (n_nodes, leaf_ids, segments, pair[:n_nodes].astype(np.int32), sums[:n_nodes], gain[:n_nodes],
+    splits = np.empty(n_nodes - n_leaves_out, np.int64)
+    value = np.empty(n_nodes)
+    n_samples = np.empty(n_nodes, np.int64)
+    q = 0
+    for node in range(n_nodes):
+        value[node] = _node_value(sums[node, GRAD], sums[node, HESS], leaf_clip, value_scale)
+        n_samples[node] = np.int64(sums[node, COUNT])
+        if left[node] >= 0:
+            splits[q] = node
+            q += 1
+    return (n_nodes, leaf_ids, segments, splits, pair[:n_nodes].astype(np.int32), value, n_samples, gain[:n_nodes],
             feature[:n_nodes].astype(np.int32), bin_[:n_nodes].astype(np.int32), missing_left[:n_nodes],
             left[:n_nodes].astype(np.int32), right[:n_nodes].astype(np.int32))
+
+
+@njit(cache=True, inline="always")
+def _node_value(G, H, clip, scale):
+    """losses.node_value of one node with NumPy's operations: t = (-scale) G / H (an H of 0.0
+    counts as 1.0), then np.clip's rule: NaN stays, else max with -clip, then min with clip."""
+    t = -scale * G / (1.0 if H == 0.0 else H)
+    if t != t:
+        return t
+    t = t if t > -clip else -clip
+    return t if t < clip else clip
 
 
 @njit(cache=True, parallel=True)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..tree import Tree
 from . import _numba_cpu as kernels
 from .base import COUNT, N_CHANNELS, Backend, SplitBatch, sparse_features
 from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
@@ -225,20 +226,21 @@ class CpuBackend(Backend):
 
     def grow_tree(self, params, bin_edge):
         """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower."""
-        from ..grower import make_tree
-
         with _threads(self.n_threads):
-            (n_nodes, leaf_ids, segments, pair, sums, gain, feature, bin_, missing_left, left,
+            (n_nodes, leaf_ids, segments, splits, pair, value, n_samples, gain, feature, bin_, missing_left, left,
              right) = kernels.grow_tree(
                 self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
                 self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
-                bool(params.first_order), self.derives_histograms,
+                bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
             )
-        tree = make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_edge, params.leaf_clip,
-                         params.value_scale)
+        # grower.make_tree's tree, its values and counts computed by the kernel
+        threshold = np.full(n_nodes, np.nan)
+        if splits.size:  # one lookup a tree
+            threshold[splits] = bin_edge(feature[splits], bin_[splits])
+        tree = Tree.adopt(feature, bin_, threshold, missing_left, left, right, pair, value, n_samples, gain)
         return tree, segments, leaf_ids
 
 
