@@ -9,7 +9,8 @@ if one is no longer there, the script says which, and the table below needs upda
 
     python benchmarks/profile_cpu.py pendigits --threads 2
 
-Stages (what runs between the cycle reads): the class sums of the root or a split's smaller
+Stages (what runs between the cycle reads): the class sums of the root (taken from the scoring's
+row blocks, which summed them with p, for up to ROOT_SUMS_CLASSES classes) or a split's smaller
 child (by halves on two threads, or on one), the cross-sum stage of large nodes, the large
 children's pair / histogram / split stages, a split's two children a thread each (WHOLE),
 batches on one thread (the root's evaluation, small splits), and the rows' partition. Each
@@ -34,6 +35,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 #: (the start of a statement inside grow_tree, its stage)
 STAGES = [
+    ("summed_stats(root_sums[0, 0]", "root class sums (the scoring's, one block)"),
+    ("block_stats(root_sums", "root class sums (the scoring's blocks)"),
     ("split_stats(rows, ZERO, N", "root class sums (halves)"),
     ("split_stats(rows, start[node]", "smaller child's class sums (halves)"),
     ("node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small",

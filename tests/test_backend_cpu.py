@@ -1241,3 +1241,89 @@ def test_kernel_node_values_are_losses_node_value_bit_for_bit():
         nan = np.isnan(want)
         np.testing.assert_array_equal(np.isnan(got), nan)
         assert np.array_equal(got[~nan].view(np.int64), want[~nan].view(np.int64)), (clip, scale)
+
+
+@pytest.mark.parametrize("k", [3, 10, 26, 32, 33])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_softmax_root_sums_are_the_row_blocks_class_sums(k, weighted, n_threads):
+    # scoring sums the next root's class sums with p, per row block (K <= ROOT_SUMS_CLASSES):
+    # each block's G, Hd and A are node_class_sums' over its rows, bit for bit, so that one
+    # block is the root's own sums (grow_tree takes them as summed)
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(k)
+    n = 3000  # n k >= PARALLEL_SCORES from 26 classes: two row blocks on two threads
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    fast = CpuBackend(np.zeros((n, 1), np.uint8), y, w, k, n_bins=2, missing_code=255, n_threads=n_threads)
+    F = 3.0 * rng.normal(size=(n, k))
+    F[:5] = 60.0 * np.eye(k)[y[:5]]  # converged rows: pct is not 1 - p there
+    for rescore in range(2):
+        fast.set_scores(F)
+        if k > kernels.ROOT_SUMS_CLASSES:
+            assert fast._root_blocks == 0
+            continue
+        blocks = fast._root_blocks
+        assert blocks == (2 if n_threads == 2 and n * k >= kernels.PARALLEL_SCORES else 1)
+        for b in range(blocks):
+            lo, hi = b * n // blocks, (b + 1) * n // blocks
+            G, Hd, A = np.empty(k), np.empty(k), np.empty(k)
+            kernels.node_class_sums(np.arange(lo, hi), 0, hi - lo, fast.p, fast.pct, fast.top, fast.y, fast.weight,
+                                    weighted, G, Hd, A)
+            for got, want in zip(fast._root_sums[b], (G, Hd, A)):
+                assert np.array_equal(got.view(np.int64), want.view(np.int64))
+        F = F + 0.5 * rng.normal(size=(n, k))
+
+
+@pytest.mark.parametrize("scale", [None, 1.0, 8.0])  # None: every class ties
+def test_root_block_sums_pick_the_rows_pair_or_none(scale):
+    # the root's class sums as the sum of its row blocks' (block_stats): their bounds hold, and
+    # the pair they may pick (certain_r, certain_s) is the one its own row-order sums pick
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(8)
+    u = np.finfo(float).eps / 2
+    certain = 0
+    for trial in range(30):
+        K = int(rng.integers(2, 9))
+        m = int(rng.integers(2, 5))
+        if scale is None:  # F = 0 and every class as many rows in each block: ties but for rounding
+            n = m * K * int(rng.integers(5, 40))
+            F = np.zeros((n, K))
+            y = np.arange(n) % K
+        else:
+            n = int(rng.integers(m, 500))
+            F = scale * rng.normal(size=(n, K))
+            y = rng.integers(0, K, size=n)
+        backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
+        backend.set_scores(F)
+        p, pct, top = backend.p, backend.pct, backend.top
+        w = rng.uniform(0.5, 2.0, size=n) if trial % 3 == 1 and scale is not None else np.ones(n)
+        rows = np.arange(n)
+        blocks = np.empty((m, 3, K))
+        for b in range(m):
+            part = rows[b * n // m:(b + 1) * n // m]
+            kernels.node_class_sums(part, 0, len(part), p, pct, top, y, w, True, *blocks[b])
+        stats = np.empty((kernels.N_STATS, K))
+        kernels.block_stats(blocks, m, n, stats)
+        own = _class_sums_direct(rows, p, pct, top, y, w)
+        for stat, err, mag in ((kernels.STAT_G, kernels.STAT_EG, kernels.STAT_SG),
+                               (kernels.STAT_HD, kernels.STAT_EH, kernels.STAT_SH)):
+            assert np.all(np.abs(stats[stat] - own[stat]) <= stats[err] + 2 * n * u * stats[mag])
+        r_own = kernels.pick_r(own[kernels.STAT_G])
+        C = np.empty(K)
+        kernels.node_cross_sums(rows, 0, n, p, w, True, False, r_own, C)
+        s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, False)
+        r = kernels.certain_r(stats, n)
+        if r < 0:
+            continue
+        assert r == r_own
+        s = kernels.certain_s(stats, n, C, r, False)
+        if s >= 0:
+            assert s == s_own
+            certain += 1
+    if scale is None:
+        assert certain == 0  # every pick among tied classes is left to the rows
+    else:
+        assert certain >= 20

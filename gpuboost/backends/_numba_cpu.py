@@ -590,11 +590,17 @@ def _row_softmax_top(E, i, t, p):
     (r / E_t, r / (E_t + r)): the others' sum over the top's exponential (the loss's log1p
     argument) and 1 - p at t (pc elsewhere is 1 - p, which the kernels compute where they read
     it: writing it here was a third of the softmax pass's traffic)."""
+    return _row_softmax_finish(E, i, t, _row_rest(E, i, t), p)
+
+
+@njit(cache=True, inline="always")
+def _row_rest(E, i, t):
+    """The exponentials of row i but its top class t's, summed in class order."""
     r = 0.0
     for k in range(E.shape[1]):
         if k != t:
             r += E[i, k]
-    return _row_softmax_finish(E, i, t, r, p)
+    return r
 
 
 @njit(cache=True, inline="always")
@@ -650,8 +656,57 @@ def _row_softmax(E, i, t, p, pc):
     return rest
 
 
+#: softmax_from_exponentials sums the root's class sums from the new p (the next tree's root,
+#: see grow_tree's root_sums) where K is at most this many classes: its accumulators are
+#: VBLOCK vectors in registers, as _class_block_sums'
+ROOT_SUMS_CLASSES = VW * VBLOCK
+
+
+@njit(cache=True, inline="always")
+def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3):
+    """_row_softmax_finish of row i (the same divisions, VW lanes at a time: the classes 0:K,
+    K <= ROOT_SUMS_CLASSES), and the row's terms of the class sums added to the accumulators
+    from those vectors, as _class_block_sums adds them (A_y into A). (Reading p back after
+    the row's stores would stall: vector loads of scalar stores are not forwarded.)"""
+    e_top = E[i, t]
+    norm = e_top + r
+    nv = _vsplat(norm)
+    pct_i = r / norm
+    yi = _at(y, i)
+    wv = _vsplat(w[i]) if weighted else _vsplat(1.0)
+    k1 = ZERO + VW
+    k2 = ZERO + 2 * VW
+    k3 = ZERO + 3 * VW
+    a = _vdiv(_vload(E, i, ZERO, n0), nv)
+    _vstore(p, i, ZERO, a, n0)
+    g, h = _class_terms(a, ZERO, t, yi, pct_i, wv, weighted)
+    g0 = _vadd(g0, g)
+    h0 = _vadd(h0, h)
+    if n1 > 0:
+        a = _vdiv(_vload(E, i, k1, n1), nv)
+        _vstore(p, i, k1, a, n1)
+        g, h = _class_terms(a, k1, t, yi, pct_i, wv, weighted)
+        g1 = _vadd(g1, g)
+        h1 = _vadd(h1, h)
+    if n2 > 0:
+        a = _vdiv(_vload(E, i, k2, n2), nv)
+        _vstore(p, i, k2, a, n2)
+        g, h = _class_terms(a, k2, t, yi, pct_i, wv, weighted)
+        g2 = _vadd(g2, g)
+        h2 = _vadd(h2, h)
+    if n3 > 0:
+        a = _vdiv(_vload(E, i, k3, n3), nv)
+        _vstore(p, i, k3, a, n3)
+        g, h = _class_terms(a, k3, t, yi, pct_i, wv, weighted)
+        g3 = _vadd(g3, g)
+        h3 = _vadd(h3, h)
+    by = pct_i if yi == t else 1.0 - E[i, yi] / norm  # 1 - p at the row's class
+    A[yi] += w[i] * by if weighted else by
+    return r / e_top, pct_i, g0, g1, g2, g3, h0, h1, h2, h3
+
+
 @njit(cache=True, parallel=True)
-def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest):
+def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums):
     """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
     is 1 - p at the other classes), after E.flat[at] = values.
 
@@ -662,26 +717,59 @@ def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest):
     (margin from exponent_arguments, which reads the row's scores; this pass reads none),
     summed by the caller with NumPy's log1p and sum, as the reference does. Row blocks as in
     exponent_arguments.
+
+    Where root_sums has a (3, K) entry for every block (K <= ROOT_SUMS_CLASSES), each block
+    also sums its rows' class sums (G, Hd, A of node_class_sums, in row order, from the p just
+    made) into root_sums[block]: the next tree's root has every row, and grow_tree takes its
+    class sums from these instead of a pass over p.
     """
     n, K = E.shape
     flat = E.reshape(n * K)
     n_blocks = counts.shape[0]
+    with_root = root_sums.shape[0] >= n_blocks and K <= ROOT_SUMS_CLASSES
+    n0 = _lanes(ZERO, K)
+    n1 = _lanes(ZERO + VW, K)
+    n2 = _lanes(ZERO + 2 * VW, K)
+    n3 = _lanes(ZERO + 3 * VW, K)
     for block in prange(n_blocks):
         i_lo = block * n // n_blocks
         i_hi = (block + 1) * n // n_blocks
         for j in range(i_lo * K, i_lo * K + counts[block]):
             flat[_at(at, j)] = _at(values, j)
+        A = np.zeros(K)  # the thread's own
+        g0 = g1 = g2 = g3 = h0 = h1 = h2 = h3 = _vsplat(0.0)
         i = i_lo
         if K >= INTERLEAVED_CLASSES:
             while i + 4 <= i_hi:
                 r0, r1, r2, r3 = _four_rows_rest(E, i, top)
-                rest[i], pct[i] = _row_softmax_finish(E, i, top[i], r0, p)
-                rest[i + 1], pct[i + 1] = _row_softmax_finish(E, i + 1, top[i + 1], r1, p)
-                rest[i + 2], pct[i + 2] = _row_softmax_finish(E, i + 2, top[i + 2], r2, p)
-                rest[i + 3], pct[i + 3] = _row_softmax_finish(E, i + 3, top[i + 3], r3, p)
+                if with_root:  # (the rows in order: the class sums' terms are added in row order)
+                    rest[i], pct[i], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                        E, i, top[i], r0, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                    rest[i + 1], pct[i + 1], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                        E, i + 1, top[i + 1], r1, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                    rest[i + 2], pct[i + 2], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                        E, i + 2, top[i + 2], r2, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                    rest[i + 3], pct[i + 3], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                        E, i + 3, top[i + 3], r3, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                else:
+                    rest[i], pct[i] = _row_softmax_finish(E, i, top[i], r0, p)
+                    rest[i + 1], pct[i + 1] = _row_softmax_finish(E, i + 1, top[i + 1], r1, p)
+                    rest[i + 2], pct[i + 2] = _row_softmax_finish(E, i + 2, top[i + 2], r2, p)
+                    rest[i + 3], pct[i + 3] = _row_softmax_finish(E, i + 3, top[i + 3], r3, p)
                 i += 4
-        for i in range(i, i_hi):
-            rest[i], pct[i] = _row_softmax_top(E, i, top[i], p)
+        if with_root:
+            for i in range(i, i_hi):
+                t = top[i]
+                rest[i], pct[i], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                    E, i, t, _row_rest(E, i, t), p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+        else:
+            for i in range(i, i_hi):
+                rest[i], pct[i] = _row_softmax_top(E, i, top[i], p)
+        if with_root:
+            _vstore_block(root_sums[block, 0], ZERO, K, g0, g1, g2, g3)
+            _vstore_block(root_sums[block, 1], ZERO, K, h0, h1, h2, h3)
+            for k in range(K):
+                root_sums[block, 2, k] = A[k]
 
 
 @njit(cache=True)
@@ -964,6 +1052,29 @@ def split_stats(rows, start, stop, p, pct, top, y, w, weighted, stats):
         stats[STAT_SH, k] = h
         stats[STAT_EG, k] = 2.0 * n * u * sg + u * abs(g)
         stats[STAT_EH, k] = 2.0 * n * u * h + u * h
+
+
+@njit(cache=True)
+def block_stats(block_sums, m, n, stats):
+    """stats of a node of n rows whose class sums are the sums of m row blocks' (block_sums[b]
+    = G, Hd, A of block b, each summed in row order), added in block order: within the blocks'
+    bounds (2 n u S) plus the m - 1 additions' (u times a partial sum, at most S each; here
+    2 m u S). The pair they give must be checked (certain_r, certain_s)."""
+    u = UNIT_ROUNDOFF
+    for k in range(stats.shape[1]):
+        g = 0.0
+        h = 0.0
+        sg = 0.0
+        for b in range(m):
+            g += block_sums[b, 0, k]
+            h += block_sums[b, 1, k]
+            sg += abs(block_sums[b, 0, k]) + 2.0 * block_sums[b, 2, k]
+        stats[STAT_G, k] = g
+        stats[STAT_HD, k] = h
+        stats[STAT_SG, k] = sg
+        stats[STAT_SH, k] = h
+        stats[STAT_EG, k] = 2.0 * (n + m) * u * sg
+        stats[STAT_EH, k] = 2.0 * (n + m) * u * h
 
 
 @njit(cache=True)
@@ -2044,7 +2155,7 @@ def _settle_plan(plan, batch, grows, pair):
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms, leaf_clip,
-              value_scale):
+              value_scale, root_sums, root_blocks):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
@@ -2055,7 +2166,9 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
     p, pct, top as CpuBackend.set_scores leaves them. derive_histograms: a split's larger child
     takes its histogram by subtraction where it has its parent's pair, as grower.TreeGrower
-    does (where _derivable).
+    does (where _derivable). root_blocks > 0: root_sums[:root_blocks] are the class sums of
+    p's row blocks (softmax_from_exponentials made them with p): the root's class sums are
+    theirs, exactly its own where one block has every row, else checked like derived ones.
 
     Returns n_nodes, the leaves' ids and segments (rows[start:stop], shape (n_leaves, 2)), in
     node order, the split nodes' ids, and node arrays in Tree's dtypes (n_nodes entries each,
@@ -2137,7 +2250,15 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             parent_hist = store[pool_pair[parent], pool_slot[parent]]
         siblings_parallel = (n_batch == 2 and n_threads > 1
                              and (stop[batch[1]] - start[batch[0]]) * (K + D) >= SIBLING_CELLS)
-        if fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
+        if fixed_r < 0 and n_batch == 1 and root_blocks == 1:
+            # the root's class sums as the softmax summed them: every row in row order, the sums
+            # node_class_sums would make
+            summed_stats(root_sums[0, 0], root_sums[0, 1], root_sums[0, 2], N, node_stats[0])
+            sums_state[0] = SUMMED
+        elif fixed_r < 0 and n_batch == 1 and root_blocks > 1:
+            block_stats(root_sums, root_blocks, N, node_stats[0])  # checked like derived sums
+            sums_state[0] = DERIVED
+        elif fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
             # the root's class sums by halves on two threads, checked like derived sums
             split_stats(rows, ZERO, N, p, pct, top, y, w, weighted, node_stats[0])
             sums_state[0] = DERIVED

@@ -83,6 +83,9 @@ class CpuBackend(Backend):
         self._exp_counts = np.zeros(self.n_threads, dtype=np.int64)
         K = self.n_classes
         self._G, self._Hd, self._C = np.empty(K), np.empty(K), np.empty(K)
+        # the class sums of p's row blocks, made with p by the softmax (for the next root)
+        self._root_sums = np.zeros((self.n_threads if K <= kernels.ROOT_SUMS_CLASSES else 0, 3, K))
+        self._root_blocks = 0
 
     def set_scores(self, F):
         return self._score(F, None)
@@ -127,7 +130,10 @@ class CpuBackend(Backend):
                 values = self._exp_values[offset:offset + count]
                 np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
             kernels.softmax_from_exponentials(self._exponentials, self._exp_values, self._exp_at, counts, self.p,
-                                              self.pct, self.top, self._rest)
+                                              self.pct, self.top, self._rest, self.y, self.weight, self.weighted,
+                                              self._root_sums)
+            # the next tree's root class sums, from this p (softmax_from_exponentials)
+            self._root_blocks = len(counts) if len(self._root_sums) else 0
         self._scored = True
         self._scored_F = F
         # the loss as losses.softmax_with_loss computes it: margin + log1p(rest), NumPy's sum
@@ -235,6 +241,7 @@ class CpuBackend(Backend):
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
+                self._root_sums, self._root_blocks,
             )
         # grower.make_tree's tree, its values and counts computed by the kernel
         threshold = np.full(n_nodes, np.nan)
