@@ -11,6 +11,11 @@ order, for instance). An A/A run (a replacement that changes nothing) gives 1.00
 
     python benchmarks/ab_grow_tree.py pendigits "SIBLING_CELLS = 1 << 11=>SIBLING_CELLS = 1 << 14"
 
+With ``--base REV``, A is the kernels' file at the git revision REV and B the working copy
+(with the replacements, if any): a change already made, against the commit before it.
+
+    python benchmarks/ab_grow_tree.py letter --base HEAD
+
 A development tool, like profile_cpu.py; the timed benchmark is bench_cpu.py.
 """
 
@@ -35,7 +40,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dataset")
-    parser.add_argument("replacements", nargs="+", help="OLD=>NEW, applied to B in turn")
+    parser.add_argument("replacements", nargs="*", help="OLD=>NEW, applied to B in turn")
+    parser.add_argument("--base", help="A: the kernels at this git revision (B: the working copy)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--trees", type=int, default=100, help="trees fitted first (the scores grown from)")
     parser.add_argument("--rounds", type=int, default=30)
@@ -46,6 +52,13 @@ def main() -> None:
 
     source = (REPO / "gpuboost" / "backends" / "_numba_cpu.py").read_text().replace("cache=True", "cache=False")
     variant = source
+    if args.base:
+        import subprocess
+
+        source = subprocess.run(["git", "show", f"{args.base}:gpuboost/backends/_numba_cpu.py"], cwd=REPO,
+                                check=True, capture_output=True, text=True).stdout.replace("cache=True", "cache=False")
+    elif not args.replacements:
+        raise SystemExit("ab_grow_tree.py: give replacements, or --base")
     for replacement in args.replacements:
         old, sep, new = replacement.partition("=>")
         old, new = old.replace("\\n", "\n"), new.replace("\\n", "\n")

@@ -1327,3 +1327,91 @@ def test_root_block_sums_pick_the_rows_pair_or_none(scale):
         assert certain == 0  # every pick among tied classes is left to the rows
     else:
         assert certain >= 20
+
+
+def _two_threads_or_skip():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here")
+
+
+def test_regions_are_concurrent_only_on_two_threads():
+    # grow_tree lets a region's two threads wait for each other only where _concurrent says
+    # they run at once: not on one thread (a wait there would never end)
+    import numba
+
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import _threads
+
+    _two_threads_or_skip()
+    with _threads(1):
+        assert not kernels._concurrent()
+    with _threads(2):
+        assert kernels._concurrent() == (numba.threading_layer() in ("omp", "workqueue"))
+
+
+def test_barrier_makes_each_threads_writes_visible_to_the_other():
+    # kernels._barrier between two phases: after it, each thread reads what the other wrote
+    # before it, in every one of many rounds (and both get through every barrier)
+    import numba
+    from numba import njit, prange
+
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import _threads
+
+    _two_threads_or_skip()
+
+    @njit(parallel=True)
+    def rounds(bar, seen, n):
+        for thread in prange(2):
+            t = np.int64(thread)
+            for k in range(n):
+                seen[t, k] = -1
+                kernels._barrier(bar)
+                seen[t, k] = k  # written after the other thread's -1 ...
+                kernels._barrier(bar)
+                seen[t, n + k] = seen[1 - t, k]  # ... and read after its k
+                kernels._barrier(bar)
+
+    with _threads(2):
+        if not kernels._concurrent() or numba.threading_layer() not in ("omp", "workqueue"):
+            pytest.skip("two threads do not run a region at once here")
+        n = 2000
+        bar = np.zeros(kernels.BARRIER_SIZE, np.int64)
+        seen = np.zeros((2, 2 * n), np.int64)
+        rounds(bar, seen, n)
+    np.testing.assert_array_equal(seen[:, n:], np.tile(np.arange(n), (2, 1)))
+    assert bar[0] == 0 and bar[kernels.BARRIER_GENERATION] == 3 * n
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_batches_in_one_region_grow_the_same_trees(weighted):
+    # a large batch's pairs, histograms and splits in one region whose threads wait for each
+    # other (stage LARGE), or in three regions: the same trees, bit for bit
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(17)
+    n, d, k, n_bins = 12000, 8, 6, 32
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    y = (codes[:, 0] // 6 + (codes[:, 1] > 16) + codes[:, 2] // 11) % k
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=2)
+    if fast.n_threads < 2 or not fast._may_wait:
+        pytest.skip("two threads do not run a region at once here")
+    assert n // 4 >= kernels._hist_halves_rows(n_bins + 1)  # batches of LARGE
+    F = np.zeros((n, k))
+    for _ in range(4):
+        fast.set_scores(F)
+        grown = []
+        for may_wait in (True, False):
+            fast._may_wait = may_wait
+            tree, seg, leaves = fast.grow_tree(GrowerParams(), bins_as_thresholds)
+            grown.append((tree, seg, leaves, fast.rows.copy()))
+        fast._may_wait = True
+        (a, seg_a, leaves_a, rows_a), (b, seg_b, leaves_b, rows_b) = grown
+        for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples", "value", "gain"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_array_equal(seg_a, seg_b)
+        np.testing.assert_array_equal(rows_a, rows_b)
+        fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])

@@ -25,6 +25,7 @@ whole-tree ones have a fourth channel, 0 (LANES).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
@@ -411,6 +412,85 @@ def _put(typingctx, arr, i, value):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def _atomic_add(typingctx, arr, i, value):
+    """arr[i] += value as one sequentially consistent atomic operation (a full fence for both
+    the compiler and the CPU); returns the old value. arr: a 1-d int64 array."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.int64):
+        return None
+    sig = types.int64(arr, types.int64, types.int64)
+
+    def codegen(context, builder, signature, args):
+        at = _unwrapped_pointer(context, builder, signature.args[0], args[0], [args[1]])
+        return builder.atomic_rmw("add", at, args[2], "seq_cst")
+
+    return sig, codegen
+
+
+@intrinsic
+def _atomic_read(typingctx, arr, i):
+    """arr[i] as a sequentially consistent atomic load (never kept in a register, and no
+    memory access moves across it). arr: a 1-d int64 array."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and arr.dtype == types.int64):
+        return None
+    sig = types.int64(arr, types.int64)
+
+    def codegen(context, builder, signature, args):
+        at = _unwrapped_pointer(context, builder, signature.args[0], args[0], [args[1]])
+        return builder.load_atomic(at, "seq_cst", 8)
+
+    return sig, codegen
+
+
+@intrinsic
+def _spin_pause(typingctx):
+    """The CPU's spin-wait hint where it has one (x86's pause: a waiting loop leaves the other
+    thread's core and the memory bus alone); nothing elsewhere."""
+    def codegen(context, builder, signature, args):
+        if builder.module.triple.startswith(("x86_64", "i386", "i686")):
+            pause = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                                   "llvm.x86.sse2.pause")
+            builder.call(pause, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+#: _barrier's int64 entries: the threads arrived (entry 0) and the barrier's generation (entry
+#: BARRIER_GENERATION, a cache line further: the waiting thread reads it in a loop)
+BARRIER_GENERATION = 8
+BARRIER_SIZE = 16
+
+
+@njit(cache=True)
+def _barrier(bar):
+    """Both threads of a two-thread region wait here for each other (bar: zeros(BARRIER_SIZE),
+    shared): what either wrote before is then visible to the other. Only where the two run
+    at the same time (_concurrent): a lone thread would wait for ever."""
+    generation = _atomic_read(bar, BARRIER_GENERATION)
+    if _atomic_add(bar, ZERO, np.int64(1)) == 1:  # the second to arrive lets the first go
+        _atomic_add(bar, ZERO, np.int64(-2))
+        _atomic_add(bar, BARRIER_GENERATION, np.int64(1))
+    else:
+        while _atomic_read(bar, BARRIER_GENERATION) == generation:
+            _spin_pause()
+
+
+@njit(cache=True, parallel=True)
+def _thread_ids(ids):
+    for t in prange(2):
+        ids[np.int64(t)] = numba.get_thread_id()
+
+
+@njit(cache=True)
+def _concurrent():
+    """Whether a two-thread region here runs its two iterations on two threads at once (not
+    where numba has one thread, or runs this region inside another one's)."""
+    ids = np.full(2, -1, np.int64)
+    _thread_ids(ids)
+    return ids[0] != ids[1]
 
 
 @njit(cache=True)
@@ -1959,7 +2039,8 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
 
 
 #: The stages of _siblings_parallel
-WHOLE, PAIRS, HALVES, SPLITS, CROSS = np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4)
+WHOLE, PAIRS, HALVES, SPLITS, CROSS, LARGE = (np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4),
+                                              np.int64(5))
 
 
 @njit(cache=True)
@@ -2058,12 +2139,14 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells,
                        p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
-                       cand_gain, n_slots, pair_r, cross, plan, parent_hist):
+                       cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
     sums of the first n_slots nodes of the batch whose r is known, large ones a half a thread
-    (_sibling_cross). plan and parent_hist: the histogram subtraction (grow_tree; in the stage
+    (_sibling_cross); LARGE, PAIRS (unless both are paired), _settle_plan, HALVES and SPLITS in
+    one region, the threads meeting at bar between them (_barrier: only where grow_tree found
+    them _concurrent). plan and parent_hist: the histogram subtraction (grow_tree; in the stage
     WHOLE, plan's slot is derived if its pair turns out to be the parent's)."""
     for thread in prange(2):
         t = np.int64(thread)  # (a prange index is unsigned: the helpers are compiled for int64)
@@ -2081,6 +2164,20 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
         elif stage == HALVES:
             _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y,
                             w, weighted, first_order, hist, second, plan)
+        elif stage == LARGE:  # PAIRS, HALVES and SPLITS in one region, the threads meeting in between
+            if not (sums_state[0] == PAIRED and sums_state[1] == PAIRED):
+                _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32,
+                             fixed_r, fixed_s, pair, node_stats)
+                _barrier(bar)
+            if t == 0:
+                _settle_plan(plan, batch, grows, pair)
+            _barrier(bar)
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y,
+                            w, weighted, first_order, hist, second, plan)
+            _barrier(bar)
+            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
+                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
+                           plan, parent_hist)
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
                            sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
@@ -2155,7 +2252,7 @@ def _settle_plan(plan, batch, grows, pair):
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms, leaf_clip,
-              value_scale, root_sums, root_blocks):
+              value_scale, root_sums, root_blocks, may_wait):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
@@ -2169,6 +2266,9 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     does (where _derivable). root_blocks > 0: root_sums[:root_blocks] are the class sums of
     p's row blocks (softmax_from_exponentials made them with p): the root's class sums are
     theirs, exactly its own where one block has every row, else checked like derived ones.
+    may_wait: numba's threading layer runs a two-iteration region on two threads at once where
+    it has two (CpuBackend: OpenMP, workqueue), so that a large batch's stages can run in one
+    region whose threads wait for each other between them (LARGE), where _concurrent.
 
     Returns n_nodes, the leaves' ids and segments (rows[start:stop], shape (n_leaves, 2)), in
     node order, the split nodes' ids, and node arrays in Tree's dtypes (n_nodes entries each,
@@ -2218,6 +2318,8 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     scratch_right = np.empty(N if n_threads > 1 and N >= PARTITION_HALVES_ROWS else 0, rows.dtype)
     partition_counts = np.zeros(2, np.int64)
 
+    bar = np.zeros(BARRIER_SIZE, np.int64)
+    barriers = NONE  # whether a large batch's stages run in one region (LARGE); -1: not known yet
     for j in range(N):
         rows[j] = j
     start[0] = 0
@@ -2288,7 +2390,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist)
+                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist, bar)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
@@ -2296,20 +2398,30 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             # already where the stage CROSS chose them), every such child's histogram halves on
             # two threads (a smaller child whole on the first), then the splits (a child a
             # thread), which add the halves where they scan them (and derive a histogram)
-            for stage in (PAIRS, HALVES, SPLITS):
-                if stage == PAIRS and sums_state[0] == PAIRED and sums_state[1] == PAIRED:
-                    continue  # the stage CROSS chose both: no region to launch
-                if stage == HALVES:
-                    _settle_plan(plan, batch, grows, pair)
-                _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
+            if barriers < 0:  # found at the first such batch of the tree
+                barriers = 1 if may_wait and _concurrent() else 0
+            if barriers == 1:  # the three stages in one region, its threads meeting in between
+                _siblings_parallel(LARGE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                    cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                   hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist)
+                                   hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist,
+                                   bar)
+            else:
+                for stage in (PAIRS, HALVES, SPLITS):
+                    if stage == PAIRS and sums_state[0] == PAIRED and sums_state[1] == PAIRED:
+                        continue  # the stage CROSS chose both: no region to launch
+                    if stage == HALVES:
+                        _settle_plan(plan, batch, grows, pair)
+                    _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
+                                       sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
+                                       first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
+                                       missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO,
+                                       pair_r, cross, plan, parent_hist, bar)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist)
+                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar)
         else:
             for q in range(n_batch):
                 b = q if small == 0 else 1 - q  # the smaller child first: the larger may reuse its histogram

@@ -38,6 +38,16 @@ def _threads(n):
         numba.set_num_threads(previous)
 
 
+def _iterations_at_once(n_threads):
+    """Whether numba's threading layer runs the iterations of a two-iteration parallel region
+    on two threads at once, so that they may wait for each other (kernels._barrier): OpenMP
+    and workqueue give each thread its share; TBB makes tasks of them, which one thread may run
+    in turn (a wait would never end). grow_tree checks the region itself too (_concurrent)."""
+    with _threads(n_threads):
+        kernels._concurrent()  # a parallel region: numba has chosen its threading layer by now
+    return numba.threading_layer() in ("omp", "workqueue")
+
+
 class CpuBackend(Backend):
     """numba kernels for every stage, and the whole tree in one call."""
 
@@ -86,6 +96,7 @@ class CpuBackend(Backend):
         # the class sums of p's row blocks, made with p by the softmax (for the next root)
         self._root_sums = np.zeros((self.n_threads if K <= kernels.ROOT_SUMS_CLASSES else 0, 3, K))
         self._root_blocks = 0
+        self._may_wait = self.n_threads > 1 and _iterations_at_once(self.n_threads)
 
     def set_scores(self, F):
         return self._score(F, None)
@@ -241,7 +252,7 @@ class CpuBackend(Backend):
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
-                self._root_sums, self._root_blocks,
+                self._root_sums, self._root_blocks, self._may_wait,
             )
         # grower.make_tree's tree, its values and counts computed by the kernel
         threshold = np.full(n_nodes, np.nan)
