@@ -12,7 +12,8 @@ if one is no longer there, the script says which, and the table below needs upda
 Stages (what runs between the cycle reads): the class sums of the root (taken from the scoring's
 row blocks, which summed them with p, for up to ROOT_SUMS_CLASSES classes) or a split's smaller
 child (by halves on two threads, or on one), the cross-sum stage of large nodes, the large
-children's pair / histogram / split stages, a split's two children a thread each (WHOLE),
+children's pair / histogram / split stages (all of a large batch's stages in one region, BATCH or
+LARGE, where its two threads may wait for each other), a split's two children a thread each (WHOLE),
 batches on one thread (the root's evaluation, small splits), and the rows' partition. Each
 figure includes what the stage calls; "other" is the rest of the loop (choosing the best
 leaf, bookkeeping). A development tool: a timed benchmark is bench_cpu.py.
@@ -44,6 +45,7 @@ STAGES = [
     ("_pairs_r(n_batch", "cross sums of large nodes"),
     ("_siblings_parallel(CROSS", "cross sums of large nodes"),
     ("_pairs_s(n_batch", "cross sums of large nodes"),
+    ("_siblings_parallel(stages, batch", "large batches in one region (all of their stages)"),
     ("_siblings_parallel(stage,", "large children: pairs, histograms, splits"),
     ("_siblings_parallel(WHOLE", "two children a thread each (WHOLE)"),
     ("_evaluate_node(b, batch[b]", "batches on one thread (root, small splits)"),

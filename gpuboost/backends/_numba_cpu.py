@@ -1115,14 +1115,19 @@ def _class_sums_by_halves(rows, start, stop, p, pct, top, y, w, weighted, halves
 @njit(cache=True)
 def split_stats(rows, start, stop, p, pct, top, y, w, weighted, stats):
     """stats of a node whose class sums are summed by two threads, each over half of its rows,
-    and added: within the bounds of the halves' sums plus u |G| (see summed_stats). The pair
-    they give must be checked (certain_r, certain_s) like a derived one's."""
-    K = p.shape[1]
-    halves = np.empty((2, 3, K))
+    and added (_halves_stats)."""
+    halves = np.empty((2, 3, p.shape[1]))
     _class_sums_by_halves(rows, start, stop, p, pct, top, y, w, weighted, halves)
+    _halves_stats(halves, stop - start, stats)
+
+
+@njit(cache=True)
+def _halves_stats(halves, n, stats):
+    """stats of a node of n rows from its halves' class sums (halves[h] = G, Hd, A), added:
+    within the bounds of the halves' sums plus u |G| (see summed_stats). The pair they give
+    must be checked (certain_r, certain_s) like a derived one's."""
     u = UNIT_ROUNDOFF
-    n = stop - start
-    for k in range(K):
+    for k in range(halves.shape[2]):
         g = halves[0, 0, k] + halves[1, 0, k]
         h = halves[0, 1, k] + halves[1, 1, k]
         sg = abs(halves[0, 0, k]) + abs(halves[1, 0, k]) + 2.0 * (halves[0, 2, k] + halves[1, 2, k])
@@ -2039,8 +2044,8 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
 
 
 #: The stages of _siblings_parallel
-WHOLE, PAIRS, HALVES, SPLITS, CROSS, LARGE = (np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4),
-                                              np.int64(5))
+WHOLE, PAIRS, HALVES, SPLITS, CROSS, LARGE, BATCH = (np.int64(0), np.int64(1), np.int64(2), np.int64(3), np.int64(4),
+                                                     np.int64(5), np.int64(6))
 
 
 @njit(cache=True)
@@ -2076,6 +2081,11 @@ def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weig
 #: the larger child whose histogram is derived (-1: none), the parent's pair, and whether the
 #: smaller child's own histogram is the one to subtract (it grows and has the parent's pair)
 DERIVED_SLOT, PARENT_R, PARENT_S, REUSE = 0, 1, 2, 3
+#: and, for the stage BATCH: the smaller child's slot, whether its class sums are summed by
+#: halves (1) or on one thread (0), whether the batch's cross sums are summed by halves in the
+#: stage (1: the stage CROSS's), and the parent node
+SMALL_SLOT, SPLIT_SUMS, CROSS_SUMS, PARENT_NODE = 4, 5, 6, 7
+PLAN_SIZE = 8
 
 
 @njit(cache=True)
@@ -2139,14 +2149,16 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells,
                        p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
                        sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
-                       cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar):
+                       cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar, halves):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
     sums of the first n_slots nodes of the batch whose r is known, large ones a half a thread
     (_sibling_cross); LARGE, PAIRS (unless both are paired), _settle_plan, HALVES and SPLITS in
     one region, the threads meeting at bar between them (_barrier: only where grow_tree found
-    them _concurrent). plan and parent_hist: the histogram subtraction (grow_tree; in the stage
+    them _concurrent); BATCH, an AOSO split's whole batch in one such region: the smaller
+    child's class sums (by halves into halves, or on the first thread; plan's BATCH entries),
+    _batch_class_stats, the stage CROSS and _pairs_s where plan says, then LARGE's stages. plan and parent_hist: the histogram subtraction (grow_tree; in the stage
     WHOLE, plan's slot is derived if its pair turns out to be the parent's)."""
     for thread in prange(2):
         t = np.int64(thread)  # (a prange index is unsigned: the helpers are compiled for int64)
@@ -2164,7 +2176,25 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
         elif stage == HALVES:
             _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y,
                             w, weighted, first_order, hist, second, plan)
-        elif stage == LARGE:  # PAIRS, HALVES and SPLITS in one region, the threads meeting in between
+        elif stage == LARGE or stage == BATCH:  # one region, the threads meeting between the stages
+            if stage == BATCH:
+                small = plan[SMALL_SLOT]
+                node = batch[small]
+                if plan[SPLIT_SUMS] == 1:
+                    _half_class_sums(t, rows, start[node], stop[node], p, pct, top, y, w, weighted, halves)
+                    _barrier(bar)
+                if t == 0:
+                    _batch_class_stats(batch, small, plan[PARENT_NODE], plan[SPLIT_SUMS] == 1, plan[CROSS_SUMS] == 1,
+                                       rows, start, stop, p, pct, top, y, w, weighted, halves, node_stats, sums_state,
+                                       pair_r)
+                _barrier(bar)
+                if plan[CROSS_SUMS] == 1:
+                    _sibling_cross(t, np.int64(2), batch, pair_r, rows, start, stop, p, w, weighted, cross)
+                    _barrier(bar)
+                    if t == 0:
+                        _pairs_s(np.int64(2), batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted,
+                                 rule_eq32, node_stats, pair, pair_r, cross)
+                    _barrier(bar)
             if not (sums_state[0] == PAIRED and sums_state[1] == PAIRED):
                 _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32,
                              fixed_r, fixed_s, pair, node_stats)
@@ -2236,6 +2266,32 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pct, top, y, w, w
 
 
 @njit(cache=True)
+def _batch_class_stats(batch, small, parent, by_halves, with_cross, rows, start, stop, p, pct, top, y, w, weighted,
+                       halves, node_stats, sums_state, pair_r):
+    """A split's class sums: the smaller child's from its rows (from its halves' sums, summed
+    into halves by two threads, where by_halves: checked like derived sums), the larger's as the
+    parent's minus the smaller's (used where the pair they give is certain: _choose_pair); and
+    where with_cross, pair_r for the stage CROSS (_pairs_r)."""
+    node = batch[small]
+    n = stop[node] - start[node]
+    if by_halves:
+        _halves_stats(halves, n, node_stats[node])
+        sums_state[small] = DERIVED
+    else:
+        K = p.shape[1]
+        G_small = np.empty(K)
+        Hd_small = np.empty(K)
+        A_small = np.empty(K)
+        node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small, Hd_small, A_small)
+        summed_stats(G_small, Hd_small, A_small, n, node_stats[node])
+        sums_state[small] = SUMMED
+    derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
+    sums_state[1 - small] = DERIVED
+    if with_cross:
+        _pairs_r(np.int64(2), batch, sums_state, start, stop, node_stats, pair_r)
+
+
+@njit(cache=True)
 def _settle_plan(plan, batch, grows, pair):
     """After a batch's pairs: plan derives its larger child's histogram only if that child
     grows and has the parent's pair, and reuses the smaller child's own if it grows and has it
@@ -2303,7 +2359,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     pool_pair = np.full(max_nodes, -1, np.int64)  # the pair of store that holds a node's histogram
     pool_slot = np.zeros(max_nodes, np.int64)  # and its slot there
     pool_live = np.zeros(n_pairs, np.int64)  # nodes of a pair that may still be split
-    plan = np.full(4, -1, np.int64)  # the batch's subtraction (DERIVED_SLOT, ...)
+    plan = np.full(PLAN_SIZE, -1, np.int64)  # the batch's subtraction (DERIVED_SLOT, ...), BATCH's entries
     prefix = np.empty((2, n_codes, 3))
     suffix = np.empty((2, n_codes, 3))
     cand_gain = np.empty((2, 2 * D * n_codes))
@@ -2319,7 +2375,8 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     partition_counts = np.zeros(2, np.int64)
 
     bar = np.zeros(BARRIER_SIZE, np.int64)
-    barriers = NONE  # whether a large batch's stages run in one region (LARGE); -1: not known yet
+    barriers = NONE  # whether a large batch's stages run in one region (BATCH, LARGE); -1: not known yet
+    halves = np.empty((2, 3, K))  # a smaller child's class sums by halves
     for j in range(N):
         rows[j] = j
     start[0] = 0
@@ -2364,33 +2421,44 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             # the root's class sums by halves on two threads, checked like derived sums
             split_stats(rows, ZERO, N, p, pct, top, y, w, weighted, node_stats[0])
             sums_state[0] = DERIVED
-        if fixed_r < 0 and n_batch == 2:
-            # the smaller child's class sums from its rows, the larger's as the parent's minus
-            # the smaller's (used where the pair they give is certain: _evaluate_node)
-            node = batch[small]
-            if siblings_parallel and (stop[node] - start[node]) * K >= SPLIT_SUMS_CELLS:
-                # summed by halves on two threads: checked like derived sums
-                split_stats(rows, start[node], stop[node], p, pct, top, y, w, weighted, node_stats[node])
-                sums_state[small] = DERIVED
-            else:
-                G_small = np.empty(K)
-                Hd_small = np.empty(K)
-                A_small = np.empty(K)
-                node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small, Hd_small,
-                                A_small)
-                summed_stats(G_small, Hd_small, A_small, stop[node] - start[node], node_stats[node])
-                sums_state[small] = SUMMED
-            derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
-            sums_state[1 - small] = DERIVED
         largest = max(stop[batch[0]] - start[batch[0]], stop[batch[n_batch - 1]] - start[batch[n_batch - 1]])
         large = n_threads > 1 and largest >= HALVES_ROWS
-        if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel):
+        # a batch of _hist_halves_rows rows or more on two threads that may wait for each other:
+        # its class sums, cross sums, pairs, histograms and splits in one region (BATCH, LARGE)
+        one_region = siblings_parallel and largest >= _hist_halves_rows(n_codes) and may_wait
+        if one_region and barriers < 0:  # found at the first such batch of the tree
+            barriers = 1 if _concurrent() else 0
+        one_region = one_region and barriers == 1
+        if fixed_r < 0 and n_batch == 2:
+            # the smaller child's class sums from its rows (by halves on two threads from
+            # SPLIT_SUMS_CELLS cells: checked like derived sums), the larger's as the parent's minus
+            # the smaller's (used where the pair they give is certain: _evaluate_node)
+            node = batch[small]
+            plan[SMALL_SLOT] = small
+            plan[SPLIT_SUMS] = 1 if siblings_parallel and (stop[node] - start[node]) * K >= SPLIT_SUMS_CELLS else 0
+            plan[CROSS_SUMS] = 1 if not rule_eq32 and large else 0
+            plan[PARENT_NODE] = parent
+            if not one_region:  # (BATCH: _batch_class_stats)
+                if plan[SPLIT_SUMS] == 1:
+                    split_stats(rows, start[node], stop[node], p, pct, top, y, w, weighted, node_stats[node])
+                    sums_state[small] = DERIVED
+                else:
+                    G_small = np.empty(K)
+                    Hd_small = np.empty(K)
+                    A_small = np.empty(K)
+                    node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small, Hd_small,
+                                    A_small)
+                    summed_stats(G_small, Hd_small, A_small, stop[node] - start[node], node_stats[node])
+                    sums_state[small] = SUMMED
+                derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
+                sums_state[1 - small] = DERIVED
+        if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel) and not one_region:
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
             _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)
             _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist, bar)
+                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist, bar, halves)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
@@ -2398,14 +2466,13 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             # already where the stage CROSS chose them), every such child's histogram halves on
             # two threads (a smaller child whole on the first), then the splits (a child a
             # thread), which add the halves where they scan them (and derive a histogram)
-            if barriers < 0:  # found at the first such batch of the tree
-                barriers = 1 if may_wait and _concurrent() else 0
-            if barriers == 1:  # the three stages in one region, its threads meeting in between
-                _siblings_parallel(LARGE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
+            if one_region:  # the stages in one region, its threads meeting in between
+                stages = BATCH if fixed_r < 0 else LARGE
+                _siblings_parallel(stages, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                    cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                    hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist,
-                                   bar)
+                                   bar, halves)
             else:
                 for stage in (PAIRS, HALVES, SPLITS):
                     if stage == PAIRS and sums_state[0] == PAIRED and sums_state[1] == PAIRED:
@@ -2416,12 +2483,12 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                                        sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
                                        first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
                                        missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO,
-                                       pair_r, cross, plan, parent_hist, bar)
+                                       pair_r, cross, plan, parent_hist, bar, halves)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar)
+                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar, halves)
         else:
             for q in range(n_batch):
                 b = q if small == 0 else 1 - q  # the smaller child first: the larger may reuse its histogram
