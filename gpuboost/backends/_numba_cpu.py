@@ -468,7 +468,9 @@ BARRIER_SIZE = 16
 def _barrier(bar):
     """Both threads of a two-thread region wait here for each other (bar: zeros(BARRIER_SIZE),
     shared): what either wrote before is then visible to the other. Only where the two run
-    at the same time (_concurrent): a lone thread would wait for ever."""
+    at the same time (_concurrent): a lone thread would wait for ever; and the stages between
+    barriers must not raise (they do not: their only allocations are a few scratch arrays), or
+    the thread left behind would wait for ever too."""
     generation = _atomic_read(bar, BARRIER_GENERATION)
     if _atomic_add(bar, ZERO, np.int64(1)) == 1:  # the second to arrive lets the first go
         _atomic_add(bar, ZERO, np.int64(-2))
