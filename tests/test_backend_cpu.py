@@ -470,6 +470,36 @@ def _class_sums_direct(rows, p, pct, top, y, w):
     return stats
 
 
+def _checked_pick(stats, own, rows, p, w, rule_eq32):
+    """Class sums that must be checked (derived, or summed by row blocks: stats) against the
+    node's own (own, summed from its rows in order): each within its bounds of the own sums, and
+    the pair they may pick (certain_r, certain_s) the one the own sums pick. Returns whether
+    they picked one, and whether picking from them unchecked would have given another pair."""
+    from gpuboost.backends import _numba_cpu as kernels
+
+    u = np.finfo(float).eps / 2
+    n, K = len(rows), p.shape[1]
+    for stat, err, mag in ((kernels.STAT_G, kernels.STAT_EG, kernels.STAT_SG),
+                           (kernels.STAT_HD, kernels.STAT_EH, kernels.STAT_SH)):
+        assert np.all(np.abs(stats[stat] - own[stat]) <= stats[err] + 2 * n * u * stats[mag])
+    r_own = kernels.pick_r(own[kernels.STAT_G])
+    C = np.empty(K)
+    kernels.node_cross_sums(rows, 0, n, p, w, True, rule_eq32, r_own, C)
+    s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
+    naive_differs = (kernels.pick_r(stats[kernels.STAT_G]) != r_own
+                     or kernels.pick_s(stats[kernels.STAT_G], stats[kernels.STAT_HD], C.copy(), r_own,
+                                       rule_eq32) != s_own)
+    r = kernels.certain_r(stats, n)
+    if r < 0:
+        return False, naive_differs
+    assert r == r_own
+    s = kernels.certain_s(stats, n, C, r, rule_eq32)
+    if s < 0:
+        return False, naive_differs
+    assert s == s_own
+    return True, naive_differs
+
+
 @pytest.mark.parametrize("scale", [None, 0.0, 1.0, 8.0, 40.0])  # None: every class ties; 40: converged rows
 @pytest.mark.parametrize("rule_eq32", [False, True])
 def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
@@ -480,7 +510,6 @@ def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
     from gpuboost.backends import _numba_cpu as kernels
 
     rng = np.random.default_rng(21)
-    u = np.finfo(float).eps / 2
     certain = misled = 0
     for trial in range(40):
         K = int(rng.integers(2, 9))
@@ -507,25 +536,9 @@ def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
         derived = np.empty_like(parent)
         kernels.derived_stats(parent, s_stats, derived)
         own = _class_sums_direct(large, p, pc, top, y, w)
-        m = len(large)
-        for stat, err, mag in ((kernels.STAT_G, kernels.STAT_EG, kernels.STAT_SG),
-                               (kernels.STAT_HD, kernels.STAT_EH, kernels.STAT_SH)):
-            assert np.all(np.abs(derived[stat] - own[stat]) <= derived[err] + 2 * m * u * derived[mag])
-        r_own = kernels.pick_r(own[kernels.STAT_G])
-        C = np.empty(K)
-        kernels.node_cross_sums(large, 0, m, p, w, True, rule_eq32, r_own, C)
-        s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
-        naive_r = kernels.pick_r(derived[kernels.STAT_G])
-        naive_s = kernels.pick_s(derived[kernels.STAT_G], derived[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
-        misled += naive_r != r_own or naive_s != s_own
-        r = kernels.certain_r(derived, m)
-        if r < 0:
-            continue
-        assert r == r_own
-        s = kernels.certain_s(derived, m, C, r, rule_eq32)
-        if s >= 0:
-            assert s == s_own
-            certain += 1
+        picked, naive_differs = _checked_pick(derived, own, large, p, w, rule_eq32)
+        certain += picked
+        misled += naive_differs
     if scale is None:
         assert misled > 0 and certain == 0  # the danger is real, and every pick was left to the rows
     else:
@@ -1283,7 +1296,6 @@ def test_root_block_sums_pick_the_rows_pair_or_none(scale):
     from gpuboost.backends import _numba_cpu as kernels
 
     rng = np.random.default_rng(8)
-    u = np.finfo(float).eps / 2
     certain = 0
     for trial in range(30):
         K = int(rng.integers(2, 9))
@@ -1308,21 +1320,7 @@ def test_root_block_sums_pick_the_rows_pair_or_none(scale):
         stats = np.empty((kernels.N_STATS, K))
         kernels.block_stats(blocks, m, n, stats)
         own = _class_sums_direct(rows, p, pct, top, y, w)
-        for stat, err, mag in ((kernels.STAT_G, kernels.STAT_EG, kernels.STAT_SG),
-                               (kernels.STAT_HD, kernels.STAT_EH, kernels.STAT_SH)):
-            assert np.all(np.abs(stats[stat] - own[stat]) <= stats[err] + 2 * n * u * stats[mag])
-        r_own = kernels.pick_r(own[kernels.STAT_G])
-        C = np.empty(K)
-        kernels.node_cross_sums(rows, 0, n, p, w, True, False, r_own, C)
-        s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, False)
-        r = kernels.certain_r(stats, n)
-        if r < 0:
-            continue
-        assert r == r_own
-        s = kernels.certain_s(stats, n, C, r, False)
-        if s >= 0:
-            assert s == s_own
-            certain += 1
+        certain += _checked_pick(stats, own, rows, p, w, False)[0]
     if scale is None:
         assert certain == 0  # every pick among tied classes is left to the rows
     else:

@@ -745,6 +745,16 @@ ROOT_SUMS_CLASSES = VW * VBLOCK
 
 
 @njit(cache=True, inline="always")
+def _p_vector_terms(E, i, k0, n, nv, p, t, yi, pct_i, wv, weighted, g_acc, h_acc):
+    """p[i, k0:k0 + n] = E / the row's norm (nv, every lane), and the accumulators plus those
+    classes' terms of the class sums (_class_terms)."""
+    a = _vdiv(_vload(E, i, k0, n), nv)
+    _vstore(p, i, k0, a, n)
+    g, h = _class_terms(a, k0, t, yi, pct_i, wv, weighted)
+    return _vadd(g_acc, g), _vadd(h_acc, h)
+
+
+@njit(cache=True, inline="always")
 def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3):
     """_row_softmax_finish of row i (the same divisions, VW lanes at a time: the classes 0:K,
     K <= ROOT_SUMS_CLASSES), and the row's terms of the class sums added to the accumulators
@@ -756,32 +766,13 @@ def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1,
     pct_i = r / norm
     yi = _at(y, i)
     wv = _vsplat(w[i]) if weighted else _vsplat(1.0)
-    k1 = ZERO + VW
-    k2 = ZERO + 2 * VW
-    k3 = ZERO + 3 * VW
-    a = _vdiv(_vload(E, i, ZERO, n0), nv)
-    _vstore(p, i, ZERO, a, n0)
-    g, h = _class_terms(a, ZERO, t, yi, pct_i, wv, weighted)
-    g0 = _vadd(g0, g)
-    h0 = _vadd(h0, h)
+    g0, h0 = _p_vector_terms(E, i, ZERO, n0, nv, p, t, yi, pct_i, wv, weighted, g0, h0)
     if n1 > 0:
-        a = _vdiv(_vload(E, i, k1, n1), nv)
-        _vstore(p, i, k1, a, n1)
-        g, h = _class_terms(a, k1, t, yi, pct_i, wv, weighted)
-        g1 = _vadd(g1, g)
-        h1 = _vadd(h1, h)
+        g1, h1 = _p_vector_terms(E, i, ZERO + VW, n1, nv, p, t, yi, pct_i, wv, weighted, g1, h1)
     if n2 > 0:
-        a = _vdiv(_vload(E, i, k2, n2), nv)
-        _vstore(p, i, k2, a, n2)
-        g, h = _class_terms(a, k2, t, yi, pct_i, wv, weighted)
-        g2 = _vadd(g2, g)
-        h2 = _vadd(h2, h)
+        g2, h2 = _p_vector_terms(E, i, ZERO + 2 * VW, n2, nv, p, t, yi, pct_i, wv, weighted, g2, h2)
     if n3 > 0:
-        a = _vdiv(_vload(E, i, k3, n3), nv)
-        _vstore(p, i, k3, a, n3)
-        g, h = _class_terms(a, k3, t, yi, pct_i, wv, weighted)
-        g3 = _vadd(g3, g)
-        h3 = _vadd(h3, h)
+        g3, h3 = _p_vector_terms(E, i, ZERO + 3 * VW, n3, nv, p, t, yi, pct_i, wv, weighted, g3, h3)
     by = pct_i if yi == t else 1.0 - E[i, yi] / norm  # 1 - p at the row's class
     A[yi] += w[i] * by if weighted else by
     return r / e_top, pct_i, g0, g1, g2, g3, h0, h1, h2, h3
