@@ -2151,8 +2151,13 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
     one region, the threads meeting at bar between them (_barrier: only where grow_tree found
     them _concurrent); BATCH, an AOSO split's whole batch in one such region: the smaller
     child's class sums (by halves into halves, or on the first thread; plan's BATCH entries),
-    _batch_class_stats, the stage CROSS and _pairs_s where plan says, then LARGE's stages. plan and parent_hist: the histogram subtraction (grow_tree; in the stage
-    WHOLE, plan's slot is derived if its pair turns out to be the parent's)."""
+    _batch_class_stats, the stage CROSS and _pairs_s where plan says, then LARGE's stages. plan
+    and parent_hist: the histogram subtraction (grow_tree; in the stage WHOLE, plan's slot is
+    derived if its pair turns out to be the parent's).
+
+    numba hoists the body's loop-invariant reads out of the loop (such as sums_state[0]: its
+    writes are in the functions called): an entry that a stage writes before another reads it
+    is read at an index that depends on the thread (sums_state[t], sums_state[1 - t])."""
     for thread in prange(2):
         t = np.int64(thread)  # (a prange index is unsigned: the helpers are compiled for int64)
         if stage == CROSS:
@@ -2188,7 +2193,7 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
                         _pairs_s(np.int64(2), batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted,
                                  rule_eq32, node_stats, pair, pair_r, cross)
                     _barrier(bar)
-            if not (sums_state[0] == PAIRED and sums_state[1] == PAIRED):
+            if not (sums_state[t] == PAIRED and sums_state[1 - t] == PAIRED):  # (BATCH's _pairs_s may pair both)
                 _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32,
                              fixed_r, fixed_s, pair, node_stats)
                 _barrier(bar)
@@ -2451,7 +2456,8 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist, bar, halves)
+                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist, bar,
+                               halves)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
