@@ -256,10 +256,7 @@ def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_ed
               value_scale=1.0) -> Tree:
     """A Tree from per-node arrays (sums: (n_nodes, 3) channel totals); values by eq (27)."""
     feature = np.asarray(feature, np.int32)
-    threshold = np.full(feature.shape[0], np.nan)
-    split = np.flatnonzero(feature >= 0)
-    if split.size:  # one lookup a tree (bin_edge takes arrays: see TreeGrower)
-        threshold[split] = bin_edge(feature[split], np.asarray(bin_)[split])
+    threshold = split_thresholds(feature, np.asarray(bin_), np.flatnonzero(feature >= 0), bin_edge)
     return Tree(
         feature=feature,
         bin=np.asarray(bin_, np.int32),
@@ -272,3 +269,12 @@ def make_tree(feature, bin_, missing_left, left, right, pair, sums, gain, bin_ed
         n_samples=sums[:, COUNT].astype(np.int64),
         gain=np.asarray(gain, np.float64),
     )
+
+
+def split_thresholds(feature, bin_, splits, bin_edge):
+    """The nodes' raw thresholds: bin_edge of the split nodes' (feature, bin) at their ids
+    ``splits``, NaN at the leaves; one bin_edge call a tree (it takes arrays: see TreeGrower)."""
+    threshold = np.full(feature.shape[0], np.nan)
+    if splits.size:
+        threshold[splits] = bin_edge(feature[splits], bin_[splits])
+    return threshold

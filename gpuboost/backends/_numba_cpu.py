@@ -74,6 +74,8 @@ HISTOGRAM_CELLS = 1 << 16
 #: _histogram_block's with_sparse where a block has the sparse features (a NumPy boolean: numba
 #: compiles a kernel again for each literal bool)
 WITH_SPARSE = np.bool_(True)
+#: _batch_class_stats' with_cross outside the stage BATCH (the stage CROSS follows there)
+NO_CROSS = np.bool_(False)
 
 #: A node of this many rows or more is partitioned by two threads (partition_halves), where
 #: there are two.
@@ -2436,20 +2438,11 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             plan[SPLIT_SUMS] = 1 if siblings_parallel and (stop[node] - start[node]) * K >= SPLIT_SUMS_CELLS else 0
             plan[CROSS_SUMS] = 1 if not rule_eq32 and large else 0
             plan[PARENT_NODE] = parent
-            if not one_region:  # (BATCH: _batch_class_stats)
+            if not one_region:  # (else the stage BATCH does the same)
                 if plan[SPLIT_SUMS] == 1:
-                    split_stats(rows, start[node], stop[node], p, pct, top, y, w, weighted, node_stats[node])
-                    sums_state[small] = DERIVED
-                else:
-                    G_small = np.empty(K)
-                    Hd_small = np.empty(K)
-                    A_small = np.empty(K)
-                    node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small, Hd_small,
-                                    A_small)
-                    summed_stats(G_small, Hd_small, A_small, stop[node] - start[node], node_stats[node])
-                    sums_state[small] = SUMMED
-                derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
-                sums_state[1 - small] = DERIVED
+                    _class_sums_by_halves(rows, start[node], stop[node], p, pct, top, y, w, weighted, halves)
+                _batch_class_stats(batch, small, plan[PARENT_NODE], plan[SPLIT_SUMS] == 1, NO_CROSS, rows, start, stop,
+                                   p, pct, top, y, w, weighted, halves, node_stats, sums_state, pair_r)
         if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel) and not one_region:
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
             _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from ..grower import split_thresholds
 from ..tree import Tree
 from . import _numba_cpu as kernels
 from .base import COUNT, N_CHANNELS, Backend, SplitBatch, sparse_features
@@ -255,9 +256,7 @@ class CpuBackend(Backend):
                 self._root_sums, self._root_blocks, self._may_wait,
             )
         # grower.make_tree's tree, its values and counts computed by the kernel
-        threshold = np.full(n_nodes, np.nan)
-        if splits.size:  # one lookup a tree
-            threshold[splits] = bin_edge(feature[splits], bin_[splits])
+        threshold = split_thresholds(feature, bin_, splits, bin_edge)
         tree = Tree.adopt(feature, bin_, threshold, missing_left, left, right, pair, value, n_samples, gain)
         return tree, segments, leaf_ids
 
