@@ -314,6 +314,49 @@ def test_larger_data_grows_the_python_growers_tree(params, n_threads, weighted):
         fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_pairs_the_bounds_decide_grow_the_python_growers_trees(n_threads):
+    # trees whose nodes' s is often decided by the class sums' bounds alone (s_without_cross:
+    # in _choose_pair, and in _pairs_r for the large nodes of the stage CROSS), grown in turn
+    # from updated scores: the reference's trees, bit for bit. The bounds are replayed on each
+    # node's own sums to show that they decided some large (>= HALVES_ROWS) and small nodes
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(17)
+    n, d, k, n_bins = 10000, 5, 7, 16
+    assert n >= 2 * kernels.HALVES_ROWS
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    y = (codes[:, 0] // 3 + (codes[:, 1] > 8) + codes[:, 2] % 2 + (rng.random(n) < 0.2)) % k
+    ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
+    if fast.n_threads < n_threads:
+        pytest.skip("numba has one thread here")
+    params = GrowerParams(max_leaves=12)
+    F = np.zeros((n, k))
+    decided = {True: 0, False: 0}  # by whether the node has HALVES_ROWS rows or more
+    for _ in range(12):
+        np.testing.assert_allclose(ref.set_scores(F), fast.set_scores(F), rtol=1e-13)
+        a, seg_a, leaves_a = TreeGrower(ref, params, bins_as_thresholds, n).grow()
+        b, seg_b, leaves_b = fast.grow_tree(params, bins_as_thresholds)
+        for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_array_equal(a.value, b.value)
+        np.testing.assert_array_equal(seg_a, seg_b)
+        member = {0: np.arange(n, dtype=np.int64)}
+        for node in range(b.n_nodes):
+            rows = member[node]
+            if b.left[node] >= 0:
+                left = codes[rows, b.feature[node]] <= b.bin[node]
+                member[b.left[node]], member[b.right[node]] = rows[left], rows[~left]
+            own = _class_sums_direct(rows, fast.p, fast.pct, fast.top, fast.y, np.ones(n))
+            r = kernels.pick_r(own[kernels.STAT_G])
+            if kernels.s_without_cross(own, len(rows), r) >= 0:
+                assert [r, kernels.s_without_cross(own, len(rows), r)] == list(b.pair[node])
+                decided[len(rows) >= kernels.HALVES_ROWS] += 1
+        fast.update_scores(F, seg_b, 0.5 * b.node_vectors(k)[leaves_b])
+    assert decided[True] > 0 and decided[False] > 0, decided
+
+
 def test_partition_by_halves_is_the_one_thread_partition():
     # partition_halves (two threads, each half's left and right rows, then moved into place)
     # leaves the rows as the one-thread pass does: stable, missing values by missing_left
@@ -583,6 +626,63 @@ def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
         assert misled > 0 and certain == 0  # the danger is real, and every pick was left to the rows
     else:
         assert certain >= 30  # elsewhere the derived sums decide, nearly always
+
+
+@pytest.mark.parametrize("case", ["ties", "scale1", "scale8", "converged", "two_classes"])
+def test_s_without_cross_sums_is_the_pick_of_the_cross_sums_or_none(case):
+    # s_without_cross decides s from the class sums alone, with C_rk anywhere in [0, min(Hd_r,
+    # Hd_k)] (padded for rounding): where it returns a class, it is the one pick_s picks from the
+    # node's own cross sums; from summed and from derived sums (checked by certain_r first).
+    # "two_classes": every row's mass on two classes, where C_rk = Hd_r = Hd_k, the bound itself
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(33)
+    decided = undecided = decided_ties = 0
+    for trial in range(60):
+        K = int(rng.integers(3, 12))
+        n = int(rng.integers(30, 600))
+        if case == "ties":  # every class as many rows: the node's scores all 0 but for rounding
+            n = K * (n // K)
+            F = np.zeros((n, K))
+            y = np.arange(n) % K
+        else:
+            scale = {"scale1": 1.0, "scale8": 8.0, "converged": 40.0, "two_classes": 2.0}[case]
+            F = scale * rng.normal(size=(n, K))
+            if case == "two_classes":  # two classes a row (the others' exponentials underflow to 0)
+                keep = np.zeros((n, K), bool)
+                keep[np.arange(n), rng.integers(0, 2, n)] = True
+                keep[np.arange(n), 2 + rng.integers(0, K - 2, n) * (trial % 2)] = True
+                F[~keep] = -800.0
+            y = rng.integers(0, K, size=n) if trial % 2 else np.argmax(F + rng.normal(size=(n, K)), axis=1)
+        rows = rng.permutation(n).astype(np.int64)
+        backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
+        backend.set_scores(F)
+        p, pc, top, w = backend.p, backend.pct, backend.top, np.ones(n)
+        cut = int(rng.integers(1, n))
+        small, large = (rows[:cut], rows[cut:]) if cut <= n - cut else (rows[cut:], rows[:cut])
+        parent = _class_sums_direct(rows, p, pc, top, y, w)
+        derived = np.empty_like(parent)
+        kernels.derived_stats(parent, _class_sums_direct(small, p, pc, top, y, w), derived)
+        for stats, node, own in ((parent, rows, parent), (derived, large, _class_sums_direct(large, p, pc, top, y, w))):
+            r_own = kernels.pick_r(own[kernels.STAT_G])
+            C = np.empty(K)
+            kernels.node_cross_sums(node, 0, len(node), p, w, False, False, r_own, C)
+            s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C, r_own, False)
+            r = kernels.pick_r(stats[kernels.STAT_G]) if stats is own else kernels.certain_r(stats, len(node))
+            if r < 0:
+                continue
+            assert r == r_own
+            s = kernels.s_without_cross(stats, len(node), r)
+            if s < 0:
+                undecided += 1
+            else:
+                assert s == s_own, (trial, r, s, s_own)
+                decided += 1
+                decided_ties += stats is own
+    if case == "ties":
+        assert decided_ties == 0  # nothing to decide without the rows
+    elif case in ("scale1", "scale8", "two_classes"):
+        assert decided >= 10 and undecided >= 10  # the test sees both outcomes
 
 
 def test_thread_count_does_not_change_the_model(tmp_path):
@@ -855,10 +955,24 @@ def test_pair_first_class_before_the_cross_sums_is_choose_pairs():
     start, stop = np.array([0, 0], dtype=np.int64), np.array([100, 100], dtype=np.int64)
     batch = np.array([0, 1], dtype=np.int64)
     pair_r = np.full(2, -5, dtype=np.int64)
-    kernels._pairs_r(2, batch, np.array([kernels.SUMMED, kernels.DERIVED]), start, stop, stats, pair_r)
-    assert list(pair_r) == [0, -1]
-    kernels._pairs_r(1, batch, np.array([kernels.TO_SUM, kernels.SUMMED]), start, stop, stats, pair_r)
+    pair = np.full((2, 2), -7, dtype=np.int64)
+    state = np.array([kernels.SUMMED, kernels.DERIVED])
+    kernels._pairs_r(2, batch, state, start, stop, stats, pair_r, pair, False)
+    assert list(pair_r) == [0, -1]  # (Hd all 0: no bound decides s)
+    assert list(state) == [kernels.SUMMED, kernels.DERIVED] and (pair == -7).all()
+    kernels._pairs_r(1, batch, np.array([kernels.TO_SUM, kernels.SUMMED]), start, stop, stats, pair_r, pair, False)
     assert pair_r[0] == -1
+    # where the class sums' bounds decide s (s_without_cross), the node is PAIRED here, with no
+    # r left for the cross sums; not for weighted rows
+    stats[:, kernels.STAT_HD] = stats[:, kernels.STAT_SH] = [1.0, 1.0, 1.0]
+    stats[1, kernels.STAT_G] = [-1.0, -0.5, 0.5]  # s = 2 by far, whatever C_0k in [0, 1]
+    for weighted in (False, True):
+        state = np.array([kernels.DERIVED, kernels.SUMMED])
+        pair[:] = -7
+        kernels._pairs_r(2, batch, state, start, stop, stats, pair_r, pair, weighted)
+        assert list(pair_r) == [-1, 0 if weighted else -1]
+        assert state[1] == (kernels.SUMMED if weighted else kernels.PAIRED)
+        assert list(pair[1]) == ([-7, -7] if weighted else [0, 2]) and list(pair[0]) == [-7, -7]
 
 
 @pytest.mark.parametrize("large", [False, True])
@@ -892,8 +1006,8 @@ def test_uncertain_derived_pair_falls_back_to_the_rows(large):
     assert kernels.pick_s(node_stats[0, kernels.STAT_G], node_stats[0, kernels.STAT_HD], C, r, False) != s
     pair_r = np.empty(2, dtype=np.int64)
     state = np.array([kernels.DERIVED, kernels.DERIVED])
-    kernels._pairs_r(1, batch, state, start, stop, node_stats, pair_r)
-    assert pair_r[0] == r
+    kernels._pairs_r(1, batch, state, start, stop, node_stats, pair_r, np.full((1, 2), -7, dtype=np.int64), False)
+    assert pair_r[0] == r and state[0] == kernels.DERIVED  # (no bound decides s: Hd is too uncertain)
     cross = np.zeros((2, 2, k))
     for thread in (0, 1):
         kernels._sibling_cross(thread, 1, batch, pair_r, fast.rows, start, stop, fast.p, fast.weight, False, cross)

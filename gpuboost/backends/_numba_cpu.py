@@ -1215,6 +1215,65 @@ def certain_s(stats, n, C, r, rule_eq32):
 
 
 @njit(cache=True)
+def s_without_cross(stats, n, r):
+    """s given r by eq (33) without the cross sums C_rk, where the bounds that hold for any of
+    them decide it, or -1 (then the node sums its cross sums from its rows). Unweighted nodes of
+    n rows; stats summed or derived (the bounds of certain_s), r certain.
+
+    Each C_rk = sum p_ir p_ik is >= 0 and at most min(Hd_r, Hd_k): in exact arithmetic p_ir <=
+    1 - p_ik, so p_ir p_ik <= p_ik (1 - p_ik), and the same with r and k swapped. The stored p
+    and 1 - p (pc, pct) are rounded, so the bound here is padded: a row's p_ir exceeds its
+    pc_ik by at most (K + 4) u (the row's sum of exponentials is rounded in K additions), which
+    the pad's (K + 8) u n covers over n rows; then the sums' own rounding ((n + 4) u). Each
+    class's score (G_r - G_k)^2 / (Hd_r + Hd_k + 2 C_rk) then lies between the one at the
+    largest C and the one at C = 0 (with certain_s's rounding guards), and s is decided where
+    one class's lowest score is above every other class's highest: the class pick_s would
+    pick from the node's own cross sums, whatever they are. On letter and pendigits this
+    decides about a third of the nodes' pairs (by rows), whose cross-sum pass is then skipped.
+    """
+    K = stats.shape[1]
+    u = UNIT_ROUNDOFF
+    G = stats[STAT_G]
+    Hd = stats[STAT_HD]
+    pad = (K + 8) * u * n
+    grow = 1.0 + (n + 4) * u
+    dg_r = stats[STAT_EG, r] + 2.0 * n * u * stats[STAT_SG, r]
+    dh_r = stats[STAT_EH, r] + 2.0 * n * u * stats[STAT_SH, r]
+    hd_hi_r = (Hd[r] + dh_r) * grow
+    s = -1
+    lo_s = -np.inf
+    lo = np.empty(K)
+    hi = np.empty(K)
+    for k in range(K):
+        lo[k] = -np.inf
+        hi[k] = -np.inf
+        if k == r:
+            continue
+        dg_k = stats[STAT_EG, k] + 2.0 * n * u * stats[STAT_SG, k]
+        dh_k = stats[STAT_EH, k] + 2.0 * n * u * stats[STAT_SH, k]
+        c_hi = (min(hd_hi_r, (Hd[k] + dh_k) * grow) + pad) * grow
+        den_lo = (Hd[r] + Hd[k] - dh_r - dh_k) * (1.0 - 8.0 * u)
+        den_hi = (Hd[r] + Hd[k] + dh_r + dh_k + 2.0 * c_hi) * (1.0 + 8.0 * u)
+        if den_lo <= 0.0:
+            return -1  # a zero (or near zero) denominator: pick_s's special case, leave it to the rows
+        diff = abs(G[r] - G[k])
+        reach = (dg_r + dg_k) + 4.0 * u * diff
+        num_lo = max(diff - reach, 0.0)
+        num_hi = diff + reach
+        lo[k] = num_lo * num_lo / den_hi * (1.0 - 16.0 * u)
+        hi[k] = num_hi * num_hi / den_lo * (1.0 + 16.0 * u)
+        if lo[k] > lo_s:
+            s = k
+            lo_s = lo[k]
+    if s < 0:
+        return -1
+    for k in range(K):
+        if k != r and k != s and hi[k] >= lo_s:
+            return -1
+    return s
+
+
+@njit(cache=True)
 def _pair_stat(i, r, s, p, pct, top, y):
     """Eqs (25), (26) for row i; s = -1: the single class r (g_ir, p_ir (1 - p_ir));
     s = -2: LogitBoost's clipped working response (see losses.pair_statistics). 1 - p is
@@ -1926,7 +1985,8 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighte
     AOSO, sums_state: TO_SUM, the node sums its class sums from its rows (into
     node_stats[node]); SUMMED, node_stats[node] holds them; DERIVED, it holds derived ones
     (derived_stats, split_stats), used where the pair they give is certain (certain_r,
-    certain_s), else the node sums its rows after all.
+    certain_s), else the node sums its rows after all. With summed or derived sums, s is taken
+    without the cross sums where their bounds decide it (s_without_cross, unweighted rows).
     """
     if sums_state == PAIRED:
         return
@@ -1942,15 +2002,17 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighte
         n = hi - lo
         r = -1
         s = -1
-        if sums_state == SUMMED:
+        if sums_state == SUMMED or sums_state == DERIVED:
             _copy2(node_stats[node], stats)
-            r, s = pair_from_class_sums(rows, lo, hi, p, w, weighted, rule_eq32, stats[STAT_G], stats[STAT_HD], C_own)
-        elif sums_state == DERIVED:
-            _copy2(node_stats[node], stats)
-            r = certain_r(stats, n)
-            if r >= 0:
+            r = pick_r(stats[STAT_G]) if sums_state == SUMMED else certain_r(stats, n)
+            if r >= 0 and not (rule_eq32 or weighted):  # s by the bounds alone, where they decide it
+                s = s_without_cross(stats, n, r)
+            if r >= 0 and s < 0:
                 node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
-                s = certain_s(stats, n, C_own, r, rule_eq32)
+                if sums_state == SUMMED:
+                    s = pick_s(stats[STAT_G], stats[STAT_HD], C_own, r, rule_eq32)
+                else:
+                    s = certain_s(stats, n, C_own, r, rule_eq32)
         if s < 0:  # the class sums from the node's rows
             G_own = np.empty(K)
             Hd_own = np.empty(K)
@@ -2165,7 +2227,8 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
     one region, the threads meeting at bar between them (_barrier: only where grow_tree found
     them _concurrent); BATCH, an AOSO split's whole batch in one such region: the smaller
     child's class sums (by halves into halves, or on the first thread; plan's BATCH entries),
-    _batch_class_stats, the stage CROSS and _pairs_s where plan says, then LARGE's stages. plan
+    _batch_class_stats, the stage CROSS and _pairs_s where plan says (unless both nodes
+    were PAIRED by the bounds of their class sums, in _pairs_r), then LARGE's stages. plan
     and parent_hist: the histogram subtraction (grow_tree; in the stage WHOLE, plan's slot is
     derived if its pair turns out to be the parent's).
 
@@ -2198,9 +2261,9 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
                 if t == 0:
                     _batch_class_stats(batch, small, plan[PARENT_NODE], plan[SPLIT_SUMS] == 1, plan[CROSS_SUMS] == 1,
                                        rows, start, stop, p, pct, top, y, w, weighted, halves, node_stats, sums_state,
-                                       pair_r)
+                                       pair_r, pair)
                 _barrier(bar)
-                if plan[CROSS_SUMS] == 1:
+                if plan[CROSS_SUMS] == 1 and not (sums_state[t] == PAIRED and sums_state[1 - t] == PAIRED):
                     _sibling_cross(t, np.int64(2), batch, pair_r, rows, start, stop, p, w, weighted, cross)
                     _barrier(bar)
                     if t == 0:
@@ -2227,17 +2290,27 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
 
 
 @njit(cache=True)
-def _pairs_r(n_slots, batch, sums_state, start, stop, node_stats, pair_r):
+def _pairs_r(n_slots, batch, sums_state, start, stop, node_stats, pair_r, pair, weighted):
     """pair_r[slot]: the first class r of each of the batch's first n_slots nodes, as
-    _choose_pair picks it from summed or derived class sums (-1: not certain, or no sums)."""
+    _choose_pair picks it from summed or derived class sums (-1: not certain, or no sums). A
+    node whose s the bounds decide (s_without_cross, unweighted) gets its pair here, PAIRED,
+    and no r in pair_r: it needs no cross sums (eq (33): the stage CROSS is for it)."""
     for slot in range(n_slots):
         node = batch[slot]
+        n = stop[node] - start[node]
         if sums_state[slot] == SUMMED:
             pair_r[slot] = pick_r(node_stats[node, STAT_G])
         elif sums_state[slot] == DERIVED:
-            pair_r[slot] = certain_r(node_stats[node], stop[node] - start[node])
+            pair_r[slot] = certain_r(node_stats[node], n)
         else:
             pair_r[slot] = -1
+        if pair_r[slot] >= 0 and not weighted:
+            s = s_without_cross(node_stats[node], n, pair_r[slot])
+            if s >= 0:
+                pair[node, 0] = pair_r[slot]
+                pair[node, 1] = s
+                sums_state[slot] = PAIRED
+                pair_r[slot] = -1
 
 
 @njit(cache=True)
@@ -2257,6 +2330,8 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pct, top, y, w, w
     sums_state PAIRED."""
     K = p.shape[1]
     for slot in range(n_slots):
+        if sums_state[slot] == PAIRED:  # (by _pairs_r)
+            continue
         node = batch[slot]
         n = stop[node] - start[node]
         r = pair_r[slot]
@@ -2279,7 +2354,7 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pct, top, y, w, w
 
 @njit(cache=True)
 def _batch_class_stats(batch, small, parent, by_halves, with_cross, rows, start, stop, p, pct, top, y, w, weighted,
-                       halves, node_stats, sums_state, pair_r):
+                       halves, node_stats, sums_state, pair_r, pair):
     """A split's class sums: the smaller child's from its rows (from its halves' sums, summed
     into halves by two threads, where by_halves: checked like derived sums), the larger's as the
     parent's minus the smaller's (used where the pair they give is certain: _choose_pair); and
@@ -2300,7 +2375,7 @@ def _batch_class_stats(batch, small, parent, by_halves, with_cross, rows, start,
     derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
     sums_state[1 - small] = DERIVED
     if with_cross:
-        _pairs_r(np.int64(2), batch, sums_state, start, stop, node_stats, pair_r)
+        _pairs_r(np.int64(2), batch, sums_state, start, stop, node_stats, pair_r, pair, weighted)
 
 
 @njit(cache=True)
@@ -2454,15 +2529,16 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                 if plan[SPLIT_SUMS] == 1:
                     _class_sums_by_halves(rows, start[node], stop[node], p, pct, top, y, w, weighted, halves)
                 _batch_class_stats(batch, small, plan[PARENT_NODE], plan[SPLIT_SUMS] == 1, NO_CROSS, rows, start, stop,
-                                   p, pct, top, y, w, weighted, halves, node_stats, sums_state, pair_r)
+                                   p, pct, top, y, w, weighted, halves, node_stats, sums_state, pair_r, pair)
         if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel) and not one_region:
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
-            _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r)
-            _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
-                               cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                               min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan, parent_hist, bar,
-                               halves)
+            _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r, pair, weighted)
+            if pair_r[0] >= 0 or (n_batch == 2 and pair_r[1] >= 0):  # (else none needs cross sums)
+                _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
+                                   sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
+                                   first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left,
+                                   node_stats, hist, second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan,
+                                   parent_hist, bar, halves)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
