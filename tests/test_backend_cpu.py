@@ -462,11 +462,13 @@ def test_sparse_features_histograms_are_the_references(weighted):
                                                                    ref.sparse))
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_features", [16, 15, 17])
-def test_dense_histograms_are_the_references_at_and_around_the_feature_block(n_features):
+def test_dense_histograms_are_the_references_at_and_around_the_feature_block(n_features, weighted):
     # a pass over exactly FEATURE_BLOCK wide features has its row's additions unrolled (another
     # loop than any other count's): the reference's bins, exactly, for every kind of pair
-    # statistic, whole and from an offset feature range; 15 and 17 take the general loop
+    # statistic, first-order and weighted ones too, whole and from an offset feature range; 15
+    # and 17 take the general loops
     from gpuboost.backends import _numba_cpu as kernels
     from gpuboost.backends.numpy import build_histogram
 
@@ -476,28 +478,29 @@ def test_dense_histograms_are_the_references_at_and_around_the_feature_block(n_f
     codes = rng.integers(0, n_bins, size=(n, n_features)).astype(np.uint8)
     codes[rng.random((n, n_features)) < 0.03] = 255
     y = rng.integers(0, k, size=n)
-    ref = NumpyBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
-    fast = CpuBackend(codes, y, None, k, n_bins=n_bins, missing_code=255)
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
     F = rng.normal(size=(n, k))
     ref.set_scores(F)
     fast.set_scores(F)
     assert len(fast.sparse) == 0 and len(fast.wide) == n_features
     fast.rows[:] = ref.rows[:] = rng.permutation(n)
-    for pair in ((1, 3), (4, 0), (2, -1), (0, -2)):
+    for pair, first_order in (((1, 3), False), ((4, 0), True), ((2, -1), False), ((2, -1), True), ((0, -2), False)):
         for lo, hi in ((0, n), (7, n // 2), (3, 3)):
-            values = ref._channels(ref.rows[lo:hi], pair, False)
+            values = ref._channels(ref.rows[lo:hi], pair, first_order)
             expected = build_histogram(ref.codes[ref.rows[lo:hi]], values, ref.n_codes)
             hist = np.full((n_features, fast.n_codes, kernels.LANES), np.nan)
             kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, fast.wide, fast.sparse,
-                                     fast.cells, fast.p, fast.pct, fast.top, fast.y, fast.weight, False, False, hist,
-                                     0, n_features, kernels.WITH_SPARSE)
+                                     fast.cells, fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted,
+                                     first_order, hist, 0, n_features, kernels.WITH_SPARSE)
             np.testing.assert_array_equal(hist[..., :3], expected)
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             if n_features == 17:  # features 1:17, a block of 16 from an offset
                 hist[:] = np.nan
                 kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, fast.wide, fast.sparse,
-                                         fast.cells, fast.p, fast.pct, fast.top, fast.y, fast.weight, False, False,
-                                         hist, 1, n_features, kernels.WITH_SPARSE)
+                                         fast.cells, fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted,
+                                         first_order, hist, 1, n_features, kernels.WITH_SPARSE)
                 np.testing.assert_array_equal(hist[1:, :, :3], expected[1:])
                 assert np.isnan(hist[0]).all()
 

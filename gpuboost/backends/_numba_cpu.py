@@ -1826,7 +1826,13 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
     for q in range(w_lo, w_hi):
         hist[wide[q]] = 0.0
     if sparse.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
-        if weighted or first_order:
+        if (weighted or first_order) and w_hi - w_lo == FEATURE_BLOCK:  # (FEATURE_BLOCK's note)
+            for j in range(start, stop):
+                i = _at(rows, j)
+                g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
+                for f in range(FEATURE_BLOCK):
+                    _add_to_bin(hist, (w_lo + f) * W + _at2(codes, i, w_lo + f), g, h)
+        elif weighted or first_order:
             for j in range(start, stop):
                 i = _at(rows, j)
                 g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
