@@ -686,6 +686,9 @@ def test_s_without_cross_sums_is_the_pick_of_the_cross_sums_or_none(case):
         assert decided_ties == 0  # nothing to decide without the rows
     elif case in ("scale1", "scale8", "two_classes"):
         assert decided >= 10 and undecided >= 10  # the test sees both outcomes
+    stats = parent.copy()  # (the last trial's) with a NaN sum: left to the rows
+    stats[kernels.STAT_G, (r_own + 1) % K] = np.nan
+    assert kernels.s_without_cross(stats, n, r_own) == -1
 
 
 def test_thread_count_does_not_change_the_model(tmp_path):

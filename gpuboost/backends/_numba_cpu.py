@@ -1262,6 +1262,8 @@ def s_without_cross(stats, n, r):
         num_hi = diff + reach
         lo[k] = num_lo * num_lo / den_hi * (1.0 - 16.0 * u)
         hi[k] = num_hi * num_hi / den_lo * (1.0 + 16.0 * u)
+        if not (lo[k] >= 0.0 and hi[k] >= 0.0):
+            return -1  # NaN sums (scores that diverged): the rows decide, as pick_s does with them
         if lo[k] > lo_s:
             s = k
             lo_s = lo[k]
