@@ -746,8 +746,9 @@ def test_incremental_scores_are_the_full_ones():
 def test_update_and_score_is_update_then_set_scores(weighted):
     # the fused update (its changed scores known from the leaves) against the reference's
     # update_scores and set_scores, bit for bit: steps that move a row's maximum, steps too
-    # small to change a score, segments that leave rows out, and an F that is not the one
-    # scored last (the two calls instead)
+    # small to change a score, segments that leave rows out, an F that is not the one scored
+    # last (the two calls instead), and leaves that change one, three or all classes (the
+    # general loop; AOSO's two have their own)
     rng = np.random.default_rng(23)
     n, k = 600, 6
     codes = rng.integers(0, 8, size=(n, 3)).astype(np.uint8)
@@ -765,6 +766,10 @@ def test_update_and_score_is_update_then_set_scores(weighted):
             r, s = rng.choice(k, size=2, replace=False)
             scale = 1e-300 if step == 5 else 3.0  # step 5 changes no score
             deltas[j, r], deltas[j, s] = rng.normal(scale=scale), -rng.normal(scale=scale)
+            if step in (3, 7):  # one, three and all classes
+                deltas[j] = 0.0
+                changed = rng.choice(k, size=(1, 3, k)[j], replace=False)
+                deltas[j, changed] = rng.normal(scale=3.0, size=len(changed))
         F_ref = F.copy()  # the leaves' rows are fast.rows[lo:hi]
         for j, (lo, hi) in enumerate(segments):
             F_ref[fast.rows[lo:hi]] += deltas[j]
@@ -808,6 +813,7 @@ def test_scores_across_shift_boundaries_are_the_references(fused):
     deltas[4, 1], deltas[4, 2] = 1.5, 0.25  # class 1 becomes top, above 0
     deltas[5, 0], deltas[5, 1] = 1.0, 0.5  # onto the multiple exactly
     deltas[6, 2], deltas[6, 3] = 0.5, 0.25  # the top untouched
+    deltas[7, 2], deltas[7, 3] = 0.25, 6.0  # class 3 ties the top exactly: the first of equals stays
     F_ref = F + deltas  # a leaf a row, rows in order
     if fused:
         loss = fast.update_and_score(F, segments, deltas)
@@ -820,8 +826,9 @@ def test_scores_across_shift_boundaries_are_the_references(fused):
     np.testing.assert_array_equal(fast.p, ref.p)
     np.testing.assert_array_equal(fast.pc, ref.pc)
     np.testing.assert_array_equal(fast.top, np.argmax(F_ref, axis=1))
-    # rows 1, 6 (two scores, the same shift) and 7 (none) keep the rest of their exponentials
-    assert fast._exp_counts.sum() == 5 * k + 2 + 2
+    # rows 1, 6 and 7 (two scores, the same shift) keep the rest of their exponentials
+    assert F_ref[7, 3] == F_ref[7, 0] and fast.top[7] == 0
+    assert fast._exp_counts.sum() == 5 * k + 2 + 2 + 2
 
 
 @pytest.mark.parametrize("algorithm", ["aoso", "mart", "logitboost"])

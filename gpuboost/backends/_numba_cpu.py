@@ -637,6 +637,35 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
             j = _at(leaf_of, i)
             m = _at(row_max, i)
             t = _at(top, i)
+            if j >= 0 and _at(n_changed, j) == 2:  # AOSO's leaf: the loops below, written out for two
+                k0 = _at2(classes, j, 0)
+                k1 = _at2(classes, j, 1)
+                F[i, k0] += _at2(deltas, j, k0)
+                F[i, k1] += _at2(deltas, j, k1)
+                v0 = _at2(F, i, k0)
+                v1 = _at2(F, i, k1)
+                if ((k0 == t) & (v0 < m)) | ((k1 == t) & (v1 < m)):
+                    m, t = _row_top(F, i)
+                else:
+                    passes = (v0 > m) | ((v0 == m) & (k0 < t))
+                    t = k0 if passes else t
+                    m = v0 if passes else m
+                    passes = (v1 > m) | ((v1 == m) & (k1 < t))
+                    t = k1 if passes else t
+                    m = v1 if passes else m
+                _put(top, i, t)
+                _put(margin, i, m - _at2(F, i, _at(y, i)))
+                shift = _shift(m)
+                if shift != _shift(_at(row_max, i)):
+                    count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
+                else:
+                    _put(values, count, v0 - shift)
+                    _put(at, count, i * K + k0)
+                    _put(values, count + 1, v1 - shift)
+                    _put(at, count + 1, i * K + k1)
+                    count += 2
+                _put(row_max, i, m)
+                continue
             lowered = False  # the top class's score went down: the new maximum takes a scan
             if j >= 0:  # (selects and bitwise tests, not branches: as _row_top)
                 for c in range(_at(n_changed, j)):
