@@ -637,7 +637,10 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
             j = _at(leaf_of, i)
             m = _at(row_max, i)
             t = _at(top, i)
-            if j >= 0 and _at(n_changed, j) == 2:  # AOSO's leaf: the loops below, written out for two
+            two = j >= 0 and _at(n_changed, j) == 2  # AOSO's leaf: its loops below written out for two
+            k0 = k1 = 0
+            v0 = v1 = 0.0
+            if two:
                 k0 = _at2(classes, j, 0)
                 k1 = _at2(classes, j, 1)
                 F[i, k0] += _at2(deltas, j, k0)
@@ -653,39 +656,33 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
                     passes = (v1 > m) | ((v1 == m) & (k1 < t))
                     t = k1 if passes else t
                     m = v1 if passes else m
-                _put(top, i, t)
-                _put(margin, i, m - _at2(F, i, _at(y, i)))
-                shift = _shift(m)
-                if shift != _shift(_at(row_max, i)):
-                    count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
-                else:
-                    _put(values, count, v0 - shift)
-                    _put(at, count, i * K + k0)
-                    _put(values, count + 1, v1 - shift)
-                    _put(at, count + 1, i * K + k1)
-                    count += 2
-                _put(row_max, i, m)
-                continue
-            lowered = False  # the top class's score went down: the new maximum takes a scan
-            if j >= 0:  # (selects and bitwise tests, not branches: as _row_top)
-                for c in range(_at(n_changed, j)):
-                    k = _at2(classes, j, c)
-                    F[i, k] += _at2(deltas, j, k)  # update_scores' addition
-                    lowered |= (k == t) & (_at2(F, i, k) < m)
-            if lowered:
-                m, t = _row_top(F, i)
-            elif j >= 0:  # only the changed scores can pass the maximum (or equal it at a lower class)
-                for c in range(_at(n_changed, j)):
-                    k = _at2(classes, j, c)
-                    v = _at2(F, i, k)
-                    passes = (v > m) | ((v == m) & (k < t))
-                    t = k if passes else t
-                    m = v if passes else m
+            else:
+                lowered = False  # the top class's score went down: the new maximum takes a scan
+                if j >= 0:  # (selects and bitwise tests, not branches: as _row_top)
+                    for c in range(_at(n_changed, j)):
+                        k = _at2(classes, j, c)
+                        F[i, k] += _at2(deltas, j, k)  # update_scores' addition
+                        lowered |= (k == t) & (_at2(F, i, k) < m)
+                if lowered:
+                    m, t = _row_top(F, i)
+                elif j >= 0:  # only the changed scores can pass the maximum (or equal it at a lower class)
+                    for c in range(_at(n_changed, j)):
+                        k = _at2(classes, j, c)
+                        v = _at2(F, i, k)
+                        passes = (v > m) | ((v == m) & (k < t))
+                        t = k if passes else t
+                        m = v if passes else m
             _put(top, i, t)
             _put(margin, i, m - _at2(F, i, _at(y, i)))
             shift = _shift(m)
             if shift != _shift(_at(row_max, i)):
                 count = _row_arguments(F, F, i, shift, values, at, count, DROP_LAST)
+            elif two:
+                _put(values, count, v0 - shift)
+                _put(at, count, i * K + k0)
+                _put(values, count + 1, v1 - shift)
+                _put(at, count + 1, i * K + k1)
+                count += 2
             elif j >= 0:
                 for c in range(_at(n_changed, j)):
                     k = _at2(classes, j, c)
@@ -1271,10 +1268,8 @@ def s_without_cross(stats, n, r):
     hd_hi_r = (Hd[r] + dh_r) * grow
     s = -1
     lo_s = -np.inf
-    lo = np.empty(K)
     hi = np.empty(K)
     for k in range(K):
-        lo[k] = -np.inf
         hi[k] = -np.inf
         if k == r:
             continue
@@ -1289,13 +1284,13 @@ def s_without_cross(stats, n, r):
         reach = (dg_r + dg_k) + 4.0 * u * diff
         num_lo = max(diff - reach, 0.0)
         num_hi = diff + reach
-        lo[k] = num_lo * num_lo / den_hi * (1.0 - 16.0 * u)
+        lo_k = num_lo * num_lo / den_hi * (1.0 - 16.0 * u)
         hi[k] = num_hi * num_hi / den_lo * (1.0 + 16.0 * u)
-        if not (lo[k] >= 0.0 and hi[k] >= 0.0):
+        if not (lo_k >= 0.0 and hi[k] >= 0.0):
             return -1  # NaN sums (scores that diverged): the rows decide, as pick_s does with them
-        if lo[k] > lo_s:
+        if lo_k > lo_s:
             s = k
-            lo_s = lo[k]
+            lo_s = lo_k
     if s < 0:
         return -1
     for k in range(K):
