@@ -142,7 +142,7 @@ def test_parallel_sums_are_the_sequential_ones():
 
     for lo, hi in ((0, n), (5, kernels.HALVES_ROWS + 5), (7, kernels.HALVES_ROWS + 6)):
         C = np.empty(k)
-        kernels.node_cross_sums(fast.rows, lo, hi, fast.E, fast.inv, fast.weight, False, False, 2, C)
+        kernels.node_cross_sums(fast.rows, lo, hi, fast.p, fast.weight, False, False, 2, C)
         np.testing.assert_array_equal(C, halved_column_sums(fast.p[lo:hi, 2, None] * fast.p[lo:hi]))
 
 
@@ -259,8 +259,8 @@ def test_vectorised_class_and_cross_sums_are_the_scalar_loops(k, weighted):
         sentinel = np.full((4, k + 2), 7.0)  # one class of room either side
         G, Hd, A, C = (sentinel[q, 1:k + 1] for q in range(4))
         G[:] = Hd[:] = A[:] = C[:] = 0.0
-        kernels._class_sums(rows, 0, len(rows), fast.E, fast.inv, fast.pct, top, y, w, weighted, G, Hd, A, k_lo, k_hi)
-        kernels._cross_sums(rows, 0, len(rows), fast.E, fast.inv, w, weighted, r, C, k_lo, k_hi)
+        kernels._class_sums(rows, 0, len(rows), p, fast.pct, top, y, w, weighted, G, Hd, A, k_lo, k_hi)
+        kernels._cross_sums(rows, 0, len(rows), p, w, weighted, r, C, k_lo, k_hi)
         for got, expected in zip((G, Hd, A, C), want):
             np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(sentinel[:, [0, k + 1]], 7.0)
@@ -348,7 +348,7 @@ def test_pairs_the_bounds_decide_grow_the_python_growers_trees(n_threads):
             if b.left[node] >= 0:
                 left = codes[rows, b.feature[node]] <= b.bin[node]
                 member[b.left[node]], member[b.right[node]] = rows[left], rows[~left]
-            own = _class_sums_direct(rows, (fast.E, fast.inv), fast.pct, fast.top, fast.y, np.ones(n))
+            own = _class_sums_direct(rows, fast.p, fast.pct, fast.top, fast.y, np.ones(n))
             r = kernels.pick_r(own[kernels.STAT_G])
             if kernels.s_without_cross(own, len(rows), r) >= 0:
                 assert [r, kernels.s_without_cross(own, len(rows), r)] == list(b.pair[node])
@@ -442,20 +442,20 @@ def test_sparse_features_histograms_are_the_references(weighted):
             np.testing.assert_allclose(expected[-1], dense, rtol=1e-12, atol=1e-9)  # the direct sums, to rounding
         for j, (lo, hi) in enumerate(segments):
             hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)  # channels, and a fourth, 0
-            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells, fast.E,
-                                     fast.inv, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
+            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells, fast.p,
+                                     fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
                                      0, len(wide), kernels.WITH_SPARSE)
             np.testing.assert_array_equal(hist[..., :3], expected[j])
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             for n_blocks in (3, 4):  # the sparse features with the first block
                 hist[:] = np.nan
                 kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells,
-                                            fast.E, fast.inv, fast.pct, fast.top, fast.y, fast.weight, weighted,
-                                            first_order, hist, n_blocks)
+                                            fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted, first_order,
+                                            hist, n_blocks)
                 np.testing.assert_array_equal(hist[..., :3], expected[j])
                 np.testing.assert_array_equal(hist[..., 3:], 0.0)
             staged = np.full((d, fast.n_codes, 3), np.nan)
-            kernels.node_histogram(fast.rows, lo, hi, pair[0], pair[1], fast.codes, sparse, fast.E, fast.inv, fast.pct,
+            kernels.node_histogram(fast.rows, lo, hi, pair[0], pair[1], fast.codes, sparse, fast.p, fast.pct,
                                    fast.top, fast.y, fast.weight, weighted, first_order, staged, np.empty((n, 2)), 1)
             values = ref._channels(ref.rows[lo:hi], pair, first_order)  # histograms(): by halves, each folded
             np.testing.assert_array_equal(staged, halved_histogram(ref.codes[ref.rows[lo:hi]], values, ref.n_codes,
@@ -492,15 +492,15 @@ def test_dense_histograms_are_the_references_at_and_around_the_feature_block(n_f
             expected = build_histogram(ref.codes[ref.rows[lo:hi]], values, ref.n_codes)
             hist = np.full((n_features, fast.n_codes, kernels.LANES), np.nan)
             kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, fast.wide, fast.sparse,
-                                     fast.cells, fast.E, fast.inv, fast.pct, fast.top, fast.y, fast.weight, weighted,
+                                     fast.cells, fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted,
                                      first_order, hist, 0, n_features, kernels.WITH_SPARSE)
             np.testing.assert_array_equal(hist[..., :3], expected)
             np.testing.assert_array_equal(hist[..., 3:], 0.0)
             if n_features == 17:  # features 1:17, a block of 16 from an offset
                 hist[:] = np.nan
                 kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, fast.wide, fast.sparse,
-                                         fast.cells, fast.E, fast.inv, fast.pct, fast.top, fast.y, fast.weight,
-                                         weighted, first_order, hist, 1, n_features, kernels.WITH_SPARSE)
+                                         fast.cells, fast.p, fast.pct, fast.top, fast.y, fast.weight, weighted,
+                                         first_order, hist, 1, n_features, kernels.WITH_SPARSE)
                 np.testing.assert_array_equal(hist[1:, :, :3], expected[1:])
                 assert np.isnan(hist[0]).all()
 
@@ -545,19 +545,18 @@ def test_sparse_features_do_not_depend_on_the_column_copy(monkeypatch):
         np.testing.assert_array_equal(getattr(trees[0], name), getattr(trees[1], name), err_msg=name)
 
 
-def _class_sums_direct(rows, pe, pct, top, y, w):
-    """The summed stats of the rows; pe = (E, inv), the kernels' p (CpuBackend's)."""
+def _class_sums_direct(rows, p, pct, top, y, w):
     from gpuboost.backends import _numba_cpu as kernels
 
-    K = pe[0].shape[1]
+    K = p.shape[1]
     G, Hd, A = np.empty(K), np.empty(K), np.empty(K)
-    kernels.node_class_sums(rows, 0, len(rows), *pe, pct, top, y, w, True, G, Hd, A)
+    kernels.node_class_sums(rows, 0, len(rows), p, pct, top, y, w, True, G, Hd, A)
     stats = np.empty((kernels.N_STATS, K))
     kernels.summed_stats(G, Hd, A, len(rows), stats)
     return stats
 
 
-def _checked_pick(stats, own, rows, pe, w, rule_eq32):
+def _checked_pick(stats, own, rows, p, w, rule_eq32):
     """Class sums that must be checked (derived, or summed by row blocks: stats) against the
     node's own (own, summed from its rows in order): each within its bounds of the own sums, and
     the pair they may pick (certain_r, certain_s) the one the own sums pick. Returns whether
@@ -565,13 +564,13 @@ def _checked_pick(stats, own, rows, pe, w, rule_eq32):
     from gpuboost.backends import _numba_cpu as kernels
 
     u = np.finfo(float).eps / 2
-    n, K = len(rows), pe[0].shape[1]
+    n, K = len(rows), p.shape[1]
     for stat, err, mag in ((kernels.STAT_G, kernels.STAT_EG, kernels.STAT_SG),
                            (kernels.STAT_HD, kernels.STAT_EH, kernels.STAT_SH)):
         assert np.all(np.abs(stats[stat] - own[stat]) <= stats[err] + 2 * n * u * stats[mag])
     r_own = kernels.pick_r(own[kernels.STAT_G])
     C = np.empty(K)
-    kernels.node_cross_sums(rows, 0, n, *pe, w, True, rule_eq32, r_own, C)
+    kernels.node_cross_sums(rows, 0, n, p, w, True, rule_eq32, r_own, C)
     s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C.copy(), r_own, rule_eq32)
     naive_differs = (kernels.pick_r(stats[kernels.STAT_G]) != r_own
                      or kernels.pick_s(stats[kernels.STAT_G], stats[kernels.STAT_HD], C.copy(), r_own,
@@ -615,15 +614,15 @@ def test_a_derived_pair_is_the_summed_one_or_none(scale, rule_eq32):
             cut = int(rng.integers(1, n))
         backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
         backend.set_scores(F)
-        pe, pc, top = (backend.E, backend.inv), backend.pct, backend.top
+        p, pc, top = backend.p, backend.pct, backend.top
         w = rng.uniform(0.5, 2.0, size=n) if trial % 4 == 1 and scale is not None else np.ones(n)
         small, large = (rows[:cut], rows[cut:]) if cut <= n - cut else (rows[cut:], rows[:cut])
-        parent = _class_sums_direct(np.concatenate([small, large]) if trial % 3 else rows, pe, pc, top, y, w)
-        s_stats = _class_sums_direct(small, pe, pc, top, y, w)
+        parent = _class_sums_direct(np.concatenate([small, large]) if trial % 3 else rows, p, pc, top, y, w)
+        s_stats = _class_sums_direct(small, p, pc, top, y, w)
         derived = np.empty_like(parent)
         kernels.derived_stats(parent, s_stats, derived)
-        own = _class_sums_direct(large, pe, pc, top, y, w)
-        picked, naive_differs = _checked_pick(derived, own, large, pe, w, rule_eq32)
+        own = _class_sums_direct(large, p, pc, top, y, w)
+        picked, naive_differs = _checked_pick(derived, own, large, p, w, rule_eq32)
         certain += picked
         misled += naive_differs
     if scale is None:
@@ -661,17 +660,16 @@ def test_s_without_cross_sums_is_the_pick_of_the_cross_sums_or_none(case):
         rows = rng.permutation(n).astype(np.int64)
         backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
         backend.set_scores(F)
-        pe, pc, top, w = (backend.E, backend.inv), backend.pct, backend.top, np.ones(n)
+        p, pc, top, w = backend.p, backend.pct, backend.top, np.ones(n)
         cut = int(rng.integers(1, n))
         small, large = (rows[:cut], rows[cut:]) if cut <= n - cut else (rows[cut:], rows[:cut])
-        parent = _class_sums_direct(rows, pe, pc, top, y, w)
+        parent = _class_sums_direct(rows, p, pc, top, y, w)
         derived = np.empty_like(parent)
-        kernels.derived_stats(parent, _class_sums_direct(small, pe, pc, top, y, w), derived)
-        own_large = _class_sums_direct(large, pe, pc, top, y, w)
-        for stats, node, own in ((parent, rows, parent), (derived, large, own_large)):
+        kernels.derived_stats(parent, _class_sums_direct(small, p, pc, top, y, w), derived)
+        for stats, node, own in ((parent, rows, parent), (derived, large, _class_sums_direct(large, p, pc, top, y, w))):
             r_own = kernels.pick_r(own[kernels.STAT_G])
             C = np.empty(K)
-            kernels.node_cross_sums(node, 0, len(node), *pe, w, False, False, r_own, C)
+            kernels.node_cross_sums(node, 0, len(node), p, w, False, False, r_own, C)
             s_own = kernels.pick_s(own[kernels.STAT_G], own[kernels.STAT_HD], C, r_own, False)
             r = kernels.pick_r(stats[kernels.STAT_G]) if stats is own else kernels.certain_r(stats, len(node))
             if r < 0:
@@ -949,7 +947,7 @@ def test_cross_sums_by_halves_on_two_threads_are_the_references():
         pair_r = np.array([3, 1], dtype=np.int64)
         cross = np.full((2, 2, k), np.nan)
         for thread in (0, 1):
-            kernels._sibling_cross(thread, 2, batch, pair_r, rows, start, stop, p, np.ones(n), w, weighted, cross)
+            kernels._sibling_cross(thread, 2, batch, pair_r, rows, start, stop, p, w, weighted, cross)
         for slot in (0, 1):
             idx = rows[start[slot]:stop[slot]]
             terms = (w[idx, None] * p[idx, pair_r[slot], None] if weighted else p[idx, pair_r[slot], None]) * p[idx]
@@ -1005,7 +1003,7 @@ def test_uncertain_derived_pair_falls_back_to_the_rows(large):
     fast.set_scores(rng.normal(size=(n, k)))
     start, stop = np.array([0, 0], dtype=np.int64), np.array([n, n], dtype=np.int64)
     batch = np.array([0, 0], dtype=np.int64)
-    args = (fast.rows, start, stop, fast.E, fast.inv, fast.pct, fast.top, fast.y, fast.weight, False, False)
+    args = (fast.rows, start, stop, fast.p, fast.pct, fast.top, fast.y, fast.weight, False, False)
     truth = np.zeros((1, 2), dtype=np.int64)
     node_stats = np.zeros((1, kernels.N_STATS, k))
     kernels._choose_pair(0, kernels.TO_SUM, *args, -1, -1, truth, node_stats)
@@ -1017,7 +1015,7 @@ def test_uncertain_derived_pair_falls_back_to_the_rows(large):
     node_stats[0, kernels.STAT_EG] = 0.0
     node_stats[0, kernels.STAT_EH] = 1e9
     C = np.empty(k)
-    kernels.node_cross_sums(fast.rows, 0, n, fast.E, fast.inv, fast.weight, False, False, r, C)
+    kernels.node_cross_sums(fast.rows, 0, n, fast.p, fast.weight, False, False, r, C)
     assert kernels.pick_s(node_stats[0, kernels.STAT_G], node_stats[0, kernels.STAT_HD], C, r, False) != s
     pair_r = np.empty(2, dtype=np.int64)
     state = np.array([kernels.DERIVED, kernels.DERIVED])
@@ -1025,8 +1023,7 @@ def test_uncertain_derived_pair_falls_back_to_the_rows(large):
     assert pair_r[0] == r and state[0] == kernels.DERIVED  # (no bound decides s: Hd is too uncertain)
     cross = np.zeros((2, 2, k))
     for thread in (0, 1):
-        kernels._sibling_cross(thread, 1, batch, pair_r, fast.rows, start, stop, fast.E, fast.inv, fast.weight, False,
-                               cross)
+        kernels._sibling_cross(thread, 1, batch, pair_r, fast.rows, start, stop, fast.p, fast.weight, False, cross)
     pair = np.full((1, 2), -7, dtype=np.int64)
     kernels._pairs_s(1, batch, state, *args, node_stats, pair, pair_r, cross)
     assert list(pair[0]) == [r, s] and state[0] == kernels.PAIRED
@@ -1452,8 +1449,8 @@ def test_softmax_root_sums_are_the_row_blocks_class_sums(k, weighted, n_threads)
         for b in range(blocks):
             lo, hi = b * n // blocks, (b + 1) * n // blocks
             G, Hd, A = np.empty(k), np.empty(k), np.empty(k)
-            kernels.node_class_sums(np.arange(lo, hi), 0, hi - lo, fast.E, fast.inv, fast.pct, fast.top, fast.y,
-                                    fast.weight, weighted, G, Hd, A)
+            kernels.node_class_sums(np.arange(lo, hi), 0, hi - lo, fast.p, fast.pct, fast.top, fast.y, fast.weight,
+                                    weighted, G, Hd, A)
             for got, want in zip(fast._root_sums[b], (G, Hd, A)):
                 assert np.array_equal(got.view(np.int64), want.view(np.int64))
         F = F + 0.5 * rng.normal(size=(n, k))
@@ -1480,17 +1477,17 @@ def test_root_block_sums_pick_the_rows_pair_or_none(scale):
             y = rng.integers(0, K, size=n)
         backend = CpuBackend(np.zeros((n, 1), np.uint8), y, None, K, n_bins=2, missing_code=255)
         backend.set_scores(F)
-        pe, pct, top = (backend.E, backend.inv), backend.pct, backend.top
+        p, pct, top = backend.p, backend.pct, backend.top
         w = rng.uniform(0.5, 2.0, size=n) if trial % 3 == 1 and scale is not None else np.ones(n)
         rows = np.arange(n)
         blocks = np.empty((m, 3, K))
         for b in range(m):
             part = rows[b * n // m:(b + 1) * n // m]
-            kernels.node_class_sums(part, 0, len(part), *pe, pct, top, y, w, True, *blocks[b])
+            kernels.node_class_sums(part, 0, len(part), p, pct, top, y, w, True, *blocks[b])
         stats = np.empty((kernels.N_STATS, K))
         kernels.block_stats(blocks, m, n, stats)
-        own = _class_sums_direct(rows, pe, pct, top, y, w)
-        certain += _checked_pick(stats, own, rows, pe, w, False)[0]
+        own = _class_sums_direct(rows, p, pct, top, y, w)
+        certain += _checked_pick(stats, own, rows, p, w, False)[0]
     if scale is None:
         assert certain == 0  # every pick among tied classes is left to the rows
     else:

@@ -416,19 +416,6 @@ def _put(typingctx, arr, i, value):
     return sig, codegen
 
 
-@njit(cache=True, inline="always")
-def _p_at(E, inv, i, k):
-    """p_ik as the kernels read it: E_ik x inv_i, the row's exponential times its 1 / norm
-    (softmax_from_exponentials keeps E and inv, not p: see losses._softmax_parts)."""
-    return _at2(E, i, k) * _at(inv, i)
-
-
-@njit(cache=True, inline="always")
-def _vp(E, inv, i, k0, n):
-    """p[i, k0:k0 + n] in the first n lanes (_vload's), as _p_at makes each."""
-    return _vmul(_vload(E, i, k0, n), _vsplat(_at(inv, i)))
-
-
 @intrinsic
 def _atomic_add(typingctx, arr, i, value):
     """arr[i] += value as one sequentially consistent atomic operation (a full fence for both
@@ -711,8 +698,8 @@ def _row_softmax_top(E, i, t, p):
     """Row i of p from its exponentials E = exp(F - c) (t: the top class): the others' sum r
     in class order, p = E x (1 / (E_t + r)), as losses._softmax_parts computes them. Returns
     (r / E_t, r / (E_t + r)): the others' sum over the top's exponential (the loss's log1p
-    argument) and 1 - p at t (pc elsewhere is 1 - p). For the multi-label softmax (softmax_parts);
-    training's keeps E and 1 / norm instead (_row_norm)."""
+    argument) and 1 - p at t (pc elsewhere is 1 - p, which the kernels compute where they read
+    it: writing it here was a third of the softmax pass's traffic)."""
     return _row_softmax_finish(E, i, t, _row_rest(E, i, t), p)
 
 
@@ -734,16 +721,6 @@ def _row_softmax_finish(E, i, t, r, p):
     inv = 1.0 / norm
     for k in range(E.shape[1]):
         p[i, k] = E[i, k] * inv
-    return r / e_top, r / norm
-
-
-@njit(cache=True, inline="always")
-def _row_norm(E, i, t, r, inv):
-    """_row_softmax_finish of row i without its row of p: inv[i] = 1 / (E_t + r), from which
-    the kernels make p where they read it (_p_at, _vp). Returns (r / E_t, r / (E_t + r))."""
-    e_top = E[i, t]
-    norm = e_top + r
-    _put(inv, i, 1.0 / norm)
     return r / e_top, r / norm
 
 
@@ -797,45 +774,44 @@ ROOT_SUMS_CLASSES = VW * VBLOCK
 
 
 @njit(cache=True, inline="always")
-def _p_vector_terms(E, i, k0, n, nv, t, yi, pct_i, wv, weighted, g_acc, h_acc):
-    """p[i, k0:k0 + n] = E x 1 / the row's norm (nv, every lane; _vp's values), and the
-    accumulators plus those classes' terms of the class sums (_class_terms)."""
+def _p_vector_terms(E, i, k0, n, nv, p, t, yi, pct_i, wv, weighted, g_acc, h_acc):
+    """p[i, k0:k0 + n] = E x 1 / the row's norm (nv, every lane), and the accumulators plus those
+    classes' terms of the class sums (_class_terms)."""
     a = _vmul(_vload(E, i, k0, n), nv)
+    _vstore(p, i, k0, a, n)
     g, h = _class_terms(a, k0, t, yi, pct_i, wv, weighted)
     return _vadd(g_acc, g), _vadd(h_acc, h)
 
 
 @njit(cache=True, inline="always")
-def _finish_with_terms(E, i, t, r, inv_out, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3):
-    """_row_norm of row i, and the row's terms of the class sums added to the accumulators from
-    its p (the products _vp makes, VW lanes at a time: the classes 0:K, K <= ROOT_SUMS_CLASSES),
-    as _class_block_sums adds them (A_y into A)."""
+def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3):
+    """_row_softmax_finish of row i (the same products, VW lanes at a time: the classes 0:K,
+    K <= ROOT_SUMS_CLASSES), and the row's terms of the class sums added to the accumulators
+    from those vectors, as _class_block_sums adds them (A_y into A). (Reading p back after
+    the row's stores would stall: vector loads of scalar stores are not forwarded.)"""
     e_top = E[i, t]
     norm = e_top + r
     inv = 1.0 / norm
-    _put(inv_out, i, inv)
     nv = _vsplat(inv)
     pct_i = r / norm
     yi = _at(y, i)
     wv = _vsplat(w[i]) if weighted else _vsplat(1.0)
-    g0, h0 = _p_vector_terms(E, i, ZERO, n0, nv, t, yi, pct_i, wv, weighted, g0, h0)
+    g0, h0 = _p_vector_terms(E, i, ZERO, n0, nv, p, t, yi, pct_i, wv, weighted, g0, h0)
     if n1 > 0:
-        g1, h1 = _p_vector_terms(E, i, ZERO + VW, n1, nv, t, yi, pct_i, wv, weighted, g1, h1)
+        g1, h1 = _p_vector_terms(E, i, ZERO + VW, n1, nv, p, t, yi, pct_i, wv, weighted, g1, h1)
     if n2 > 0:
-        g2, h2 = _p_vector_terms(E, i, ZERO + 2 * VW, n2, nv, t, yi, pct_i, wv, weighted, g2, h2)
+        g2, h2 = _p_vector_terms(E, i, ZERO + 2 * VW, n2, nv, p, t, yi, pct_i, wv, weighted, g2, h2)
     if n3 > 0:
-        g3, h3 = _p_vector_terms(E, i, ZERO + 3 * VW, n3, nv, t, yi, pct_i, wv, weighted, g3, h3)
+        g3, h3 = _p_vector_terms(E, i, ZERO + 3 * VW, n3, nv, p, t, yi, pct_i, wv, weighted, g3, h3)
     by = pct_i if yi == t else 1.0 - E[i, yi] * inv  # 1 - p at the row's class
     A[yi] += w[i] * by if weighted else by
     return r / e_top, pct_i, g0, g1, g2, g3, h0, h1, h2, h3
 
 
 @njit(cache=True, parallel=True)
-def softmax_from_exponentials(E, values, at, counts, inv, pct, top, rest, y, w, weighted, root_sums):
-    """p = softmax(F) as E x inv (inv: each row's 1 / norm; the kernels make p where they read
-    it, _p_at and _vp), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
-    is 1 - p at the other classes), after E.flat[at] = values. (p itself is not written: that
-    was an n x K array's stores every tree, half the pass's memory traffic.)
+def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums):
+    """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
+    is 1 - p at the other classes), after E.flat[at] = values.
 
     values, at and counts as exponent_arguments leaves them, but with the new exponentials in
     values (computed by NumPy's vectorised exp, several times faster than a scalar exp here,
@@ -846,8 +822,8 @@ def softmax_from_exponentials(E, values, at, counts, inv, pct, top, rest, y, w, 
     exponent_arguments.
 
     Where root_sums has a (3, K) entry for every block (K <= ROOT_SUMS_CLASSES), each block
-    also sums its rows' class sums (G, Hd, A of node_class_sums, in row order, from p = E x
-    inv) into root_sums[block]: the next tree's root has every row, and grow_tree takes its
+    also sums its rows' class sums (G, Hd, A of node_class_sums, in row order, from the p just
+    made) into root_sums[block]: the next tree's root has every row, and grow_tree takes its
     class sums from these instead of a pass over p.
     """
     n, K = E.shape
@@ -871,31 +847,27 @@ def softmax_from_exponentials(E, values, at, counts, inv, pct, top, rest, y, w, 
                 r0, r1, r2, r3 = _four_rows_rest(E, i, top)
                 if with_root:  # (the rows in order: the class sums' terms are added in row order)
                     rest[i], pct[i], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i, top[i], r0, inv, y, w, weighted,
-                        A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                        E, i, top[i], r0, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
                     rest[i + 1], pct[i + 1], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i + 1, top[i + 1], r1, inv, y, w, weighted,
-                        A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                        E, i + 1, top[i + 1], r1, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
                     rest[i + 2], pct[i + 2], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i + 2, top[i + 2], r2, inv, y, w, weighted,
-                        A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                        E, i + 2, top[i + 2], r2, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
                     rest[i + 3], pct[i + 3], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i + 3, top[i + 3], r3, inv, y, w, weighted,
-                        A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                        E, i + 3, top[i + 3], r3, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
                 else:
-                    rest[i], pct[i] = _row_norm(E, i, top[i], r0, inv)
-                    rest[i + 1], pct[i + 1] = _row_norm(E, i + 1, top[i + 1], r1, inv)
-                    rest[i + 2], pct[i + 2] = _row_norm(E, i + 2, top[i + 2], r2, inv)
-                    rest[i + 3], pct[i + 3] = _row_norm(E, i + 3, top[i + 3], r3, inv)
+                    rest[i], pct[i] = _row_softmax_finish(E, i, top[i], r0, p)
+                    rest[i + 1], pct[i + 1] = _row_softmax_finish(E, i + 1, top[i + 1], r1, p)
+                    rest[i + 2], pct[i + 2] = _row_softmax_finish(E, i + 2, top[i + 2], r2, p)
+                    rest[i + 3], pct[i + 3] = _row_softmax_finish(E, i + 3, top[i + 3], r3, p)
                 i += 4
         if with_root:
             for i in range(i, i_hi):
                 t = top[i]
                 rest[i], pct[i], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                    E, i, t, _row_rest(E, i, t), inv, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                    E, i, t, _row_rest(E, i, t), p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
         else:
             for i in range(i, i_hi):
-                rest[i], pct[i] = _row_norm(E, i, top[i], _row_rest(E, i, top[i]), inv)
+                rest[i], pct[i] = _row_softmax_top(E, i, top[i], p)
         if with_root:
             _vstore_block(root_sums[block, 0], ZERO, K, g0, g1, g2, g3)
             _vstore_block(root_sums[block, 1], ZERO, K, h0, h1, h2, h3)
@@ -926,7 +898,7 @@ def _class_terms(a, k0, ti, yi, pct, wv, weighted):
 
 
 @njit(cache=True)
-def _class_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, A, k_lo, k_hi):
+def _class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k_lo, k_hi):
     """G_k += sum w g_ik, Hd_k += sum w p_ik (1 - p_ik) over rows[start:stop] for the classes
     k_lo:k_hi, and A_k += sum |w g_ik| over the rows of class k (their own class's negative
     term: sum |w g_k| = G_k + 2 A_k), each in row order.
@@ -937,12 +909,12 @@ def _class_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, A, k
     classes.
     """
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
-        _class_block_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, A, k0,
-                          min(k_hi, k0 + VW * VBLOCK), k0 == k_lo, k_lo, k_hi)
+        _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, min(k_hi, k0 + VW * VBLOCK),
+                          k0 == k_lo, k_lo, k_hi)
 
 
 @njit(cache=True)
-def _class_block_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, A, k0, k_end, with_a, k_lo, k_hi):
+def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, k_end, with_a, k_lo, k_hi):
     """_class_sums of the classes k0:k_end (at most VW * VBLOCK); with_a: A too (of k_lo:k_hi)."""
     n0 = _lanes(k0, k_end)
     n1 = _lanes(k0 + VW, k_end)
@@ -959,21 +931,21 @@ def _class_block_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd
         if weighted:
             wv = _vsplat(w[i])
         if with_a and k_lo <= yi < k_hi:
-            by = pct_i if yi == ti else 1.0 - _p_at(E, inv, i, yi)
+            by = pct_i if yi == ti else 1.0 - _at2(p, i, yi)
             A[yi] += w[i] * by if weighted else by
-        g, h = _class_terms(_vp(E, inv, i, k0, n0), k0, ti, yi, pct_i, wv, weighted)
+        g, h = _class_terms(_vload(p, i, k0, n0), k0, ti, yi, pct_i, wv, weighted)
         g0 = _vadd(g0, g)
         h0 = _vadd(h0, h)
         if n1 > 0:
-            g, h = _class_terms(_vp(E, inv, i, k0 + VW, n1), k0 + VW, ti, yi, pct_i, wv, weighted)
+            g, h = _class_terms(_vload(p, i, k0 + VW, n1), k0 + VW, ti, yi, pct_i, wv, weighted)
             g1 = _vadd(g1, g)
             h1 = _vadd(h1, h)
         if n2 > 0:
-            g, h = _class_terms(_vp(E, inv, i, k0 + 2 * VW, n2), k0 + 2 * VW, ti, yi, pct_i, wv, weighted)
+            g, h = _class_terms(_vload(p, i, k0 + 2 * VW, n2), k0 + 2 * VW, ti, yi, pct_i, wv, weighted)
             g2 = _vadd(g2, g)
             h2 = _vadd(h2, h)
         if n3 > 0:
-            g, h = _class_terms(_vp(E, inv, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct_i, wv, weighted)
+            g, h = _class_terms(_vload(p, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct_i, wv, weighted)
             g3 = _vadd(g3, g)
             h3 = _vadd(h3, h)
     _vstore_block(G, k0, k_end, g0, g1, g2, g3)
@@ -981,7 +953,7 @@ def _class_block_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd
 
 
 @njit(cache=True)
-def _cross_sums(rows, start, stop, E, inv, w, weighted, r, C, k_lo, k_hi):
+def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
     """C_k += sum w p_ir p_ik over rows[start:stop], classes k_lo:k_hi, in row order (vectors
     in registers, as _class_sums)."""
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
@@ -993,14 +965,14 @@ def _cross_sums(rows, start, stop, E, inv, w, weighted, r, C, k_lo, k_hi):
         c0, c1, c2, c3 = _vload_block(C, k0, k_end)
         for j in range(start, stop):
             i = _at(rows, j)
-            pr = _vsplat(w[i] * _p_at(E, inv, i, r) if weighted else _p_at(E, inv, i, r))
-            c0 = _vadd(c0, _vmul(pr, _vp(E, inv, i, k0, n0)))
+            pr = _vsplat(w[i] * _at2(p, i, r) if weighted else _at2(p, i, r))
+            c0 = _vadd(c0, _vmul(pr, _vload(p, i, k0, n0)))
             if n1 > 0:
-                c1 = _vadd(c1, _vmul(pr, _vp(E, inv, i, k0 + VW, n1)))
+                c1 = _vadd(c1, _vmul(pr, _vload(p, i, k0 + VW, n1)))
             if n2 > 0:
-                c2 = _vadd(c2, _vmul(pr, _vp(E, inv, i, k0 + 2 * VW, n2)))
+                c2 = _vadd(c2, _vmul(pr, _vload(p, i, k0 + 2 * VW, n2)))
             if n3 > 0:
-                c3 = _vadd(c3, _vmul(pr, _vp(E, inv, i, k0 + 3 * VW, n3)))
+                c3 = _vadd(c3, _vmul(pr, _vload(p, i, k0 + 3 * VW, n3)))
         _vstore_block(C, k0, k_end, c0, c1, c2, c3)
 
 
@@ -1037,51 +1009,51 @@ def pick_s(G, Hd, C, r, rule_eq32):
 
 
 @njit(cache=True)
-def node_pair(rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32, G, Hd, C):
+def node_pair(rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, G, Hd, C):
     """Class pair (r, s) of the node rows[start:stop] by eq (33), or eq (32) if rule_eq32.
 
-    G, Hd, C are scratch arrays of length K; E, inv, pct, top as set_scores leaves them.
+    G, Hd, C are scratch arrays of length K; p, pct, top as set_scores leaves them.
     """
-    node_class_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, np.empty(E.shape[1]))
-    return pair_from_class_sums(rows, start, stop, E, inv, w, weighted, rule_eq32, G, Hd, C)
+    node_class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, np.empty(p.shape[1]))
+    return pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C)
 
 
 @njit(cache=True)
-def node_class_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, A):
+def node_class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A):
     """G_k = sum w g_ik, Hd_k = sum w p_ik (1 - p_ik) over the node rows[start:stop], every
     class, and A_k = sum |w g_ik| over the node's rows of class k (see _class_sums)."""
-    K = E.shape[1]
+    K = p.shape[1]
     G[:] = 0.0
     Hd[:] = 0.0
     A[:] = 0.0
-    _class_sums(rows, start, stop, E, inv, pct, top, y, w, weighted, G, Hd, A, 0, K)
+    _class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 0, K)
 
 
 @njit(cache=True)
-def pair_from_class_sums(rows, start, stop, E, inv, w, weighted, rule_eq32, G, Hd, C):
+def pair_from_class_sums(rows, start, stop, p, w, weighted, rule_eq32, G, Hd, C):
     """The node's pair (r, s) given its class sums: r, then the cross sums C_rk and s."""
     r = pick_r(G)
-    node_cross_sums(rows, start, stop, E, inv, w, weighted, rule_eq32, r, C)
+    node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C)
     return r, pick_s(G, Hd, C, r, rule_eq32)
 
 
 @njit(cache=True)
-def node_cross_sums(rows, start, stop, E, inv, w, weighted, rule_eq32, r, C):
+def node_cross_sums(rows, start, stop, p, w, weighted, rule_eq32, r, C):
     """C_rk = sum w p_ir p_ik over the node's rows (all 0 for eq (32), which does not use them);
     a node of HALVES_ROWS rows or more: the sum of its halves' sums."""
-    K = E.shape[1]
+    K = p.shape[1]
     C[:] = 0.0
     if rule_eq32:
         return
     if stop - start >= HALVES_ROWS:  # the sum of its halves' (as the reference's)
         mid = start + (stop - start) // 2
         second = np.zeros(K)
-        _cross_sums(rows, start, mid, E, inv, w, weighted, r, C, 0, K)
-        _cross_sums(rows, mid, stop, E, inv, w, weighted, r, second, 0, K)
+        _cross_sums(rows, start, mid, p, w, weighted, r, C, 0, K)
+        _cross_sums(rows, mid, stop, p, w, weighted, r, second, 0, K)
         for k in range(K):
             C[k] += second[k]
     else:
-        _cross_sums(rows, start, stop, E, inv, w, weighted, r, C, 0, K)
+        _cross_sums(rows, start, stop, p, w, weighted, r, C, 0, K)
 
 
 # -- class sums of the larger child by subtraction --------------------------------------------
@@ -1146,29 +1118,29 @@ def _copy2(src, dst):
 
 
 @njit(cache=True)
-def _half_class_sums(half, rows, start, stop, E, inv, pct, top, y, w, weighted, halves):
+def _half_class_sums(half, rows, start, stop, p, pct, top, y, w, weighted, halves):
     """halves[half] = (G, Hd, A) of the first (half 0) or second half of rows[start:stop]."""
     mid = (start + stop) // 2
-    own = np.zeros((3, E.shape[1]))  # the thread's own accumulators
+    own = np.zeros((3, p.shape[1]))  # the thread's own accumulators
     if half == 0:
-        _class_sums(rows, start, mid, E, inv, pct, top, y, w, weighted, own[0], own[1], own[2], 0, E.shape[1])
+        _class_sums(rows, start, mid, p, pct, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
     else:
-        _class_sums(rows, mid, stop, E, inv, pct, top, y, w, weighted, own[0], own[1], own[2], 0, E.shape[1])
+        _class_sums(rows, mid, stop, p, pct, top, y, w, weighted, own[0], own[1], own[2], 0, p.shape[1])
     _copy2(own, halves[half])
 
 
 @njit(cache=True, parallel=True)
-def _class_sums_by_halves(rows, start, stop, E, inv, pct, top, y, w, weighted, halves):
+def _class_sums_by_halves(rows, start, stop, p, pct, top, y, w, weighted, halves):
     for half in prange(2):
-        _half_class_sums(np.int64(half), rows, start, stop, E, inv, pct, top, y, w, weighted, halves)
+        _half_class_sums(np.int64(half), rows, start, stop, p, pct, top, y, w, weighted, halves)
 
 
 @njit(cache=True)
-def split_stats(rows, start, stop, E, inv, pct, top, y, w, weighted, stats):
+def split_stats(rows, start, stop, p, pct, top, y, w, weighted, stats):
     """stats of a node whose class sums are summed by two threads, each over half of its rows,
     and added (_halves_stats)."""
-    halves = np.empty((2, 3, E.shape[1]))
-    _class_sums_by_halves(rows, start, stop, E, inv, pct, top, y, w, weighted, halves)
+    halves = np.empty((2, 3, p.shape[1]))
+    _class_sums_by_halves(rows, start, stop, p, pct, top, y, w, weighted, halves)
     _halves_stats(halves, stop - start, stats)
 
 
@@ -1331,7 +1303,7 @@ def s_without_cross(stats, n, r):
 
 
 @njit(cache=True)
-def _pair_stat(i, r, s, E, inv, pct, top, y):
+def _pair_stat(i, r, s, p, pct, top, y):
     """Eqs (25), (26) for row i; s = -1: the single class r (g_ir, p_ir (1 - p_ir));
     s = -2: LogitBoost's clipped working response (see losses.pair_statistics). 1 - p is
     pct[i] at the row's top class, else computed (the value set_scores' pc holds there).
@@ -1342,10 +1314,10 @@ def _pair_stat(i, r, s, E, inv, pct, top, y):
     yi = _at(y, i)
     ti = _at(top, i)
     pt = _at(pct, i)  # read whether or not it is used: a select of two values, not a branch to a load
-    p_r = _p_at(E, inv, i, r)
+    p_r = _at2(p, i, r)
     pc_r = pt if r == ti else 1.0 - p_r
     if s >= 0:
-        p_s = _p_at(E, inv, i, s)
+        p_s = _at2(p, i, s)
         pc_s = pt if s == ti else 1.0 - p_s
         g_r = -pc_r if yi == r else p_r
         g_s = -pc_s if yi == s else p_s
@@ -1361,13 +1333,13 @@ def _pair_stat(i, r, s, E, inv, pct, top, y):
 
 
 @njit(cache=True)
-def node_sums(rows, start, stop, r, s, E, inv, pct, top, y, w, weighted, out):
+def node_sums(rows, start, stop, r, s, p, pct, top, y, w, weighted, out):
     """out[:] = (sum w g, sum w h, count) of the node under the pair (r, s)."""
     G = 0.0
     H = 0.0
     for j in range(start, stop):
         i = _at(rows, j)
-        g, h = _pair_stat(i, r, s, E, inv, pct, top, y)
+        g, h = _pair_stat(i, r, s, p, pct, top, y)
         if weighted:
             g *= w[i]
             h *= w[i]
@@ -1379,9 +1351,9 @@ def node_sums(rows, start, stop, r, s, E, inv, pct, top, y, w, weighted, out):
 
 
 @njit(cache=True)
-def _row_channels(i, r, s, E, inv, pct, top, y, w, weighted, first_order):
+def _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order):
     """The histogram channels (w g, w h) of row i under the pair (r, s); (w g, w) first_order."""
-    g, h = _pair_stat(i, r, s, E, inv, pct, top, y)
+    g, h = _pair_stat(i, r, s, p, pct, top, y)
     if first_order:
         h = 1.0
     if weighted:
@@ -1391,10 +1363,10 @@ def _row_channels(i, r, s, E, inv, pct, top, y, w, weighted, first_order):
 
 
 @njit(cache=True)
-def _node_channels(rows, start, stop, r, s, E, inv, pct, top, y, w, weighted, first_order, gh):
+def _node_channels(rows, start, stop, r, s, p, pct, top, y, w, weighted, first_order, gh):
     """gh[j - start] = _row_channels of row rows[j]."""
     for j in range(start, stop):
-        g, h = _row_channels(rows[j], r, s, E, inv, pct, top, y, w, weighted, first_order)
+        g, h = _row_channels(rows[j], r, s, p, pct, top, y, w, weighted, first_order)
         gh[j - start, 0] = g
         gh[j - start, 1] = h
 
@@ -1426,7 +1398,7 @@ def _accumulate_parallel(rows, start, stop, codes, gh, hist, n_blocks):
 
 
 @njit(cache=True)
-def node_histogram(rows, start, stop, r, s, codes, sparse, E, inv, pct, top, y, w, weighted, first_order, hist, gh,
+def node_histogram(rows, start, stop, r, s, codes, sparse, p, pct, top, y, w, weighted, first_order, hist, gh,
                    n_threads):
     """hist[f, code, :] = sums of (w g, w h, 1) of the node's rows, per feature and code
     ((w g, w, 1) with first_order), each block (a half, or the node) with its sparse features'
@@ -1435,7 +1407,7 @@ def node_histogram(rows, start, stop, r, s, codes, sparse, E, inv, pct, top, y, 
 
     gh is scratch of shape (>= stop - start, 2).
     """
-    _node_channels(rows, start, stop, r, s, E, inv, pct, top, y, w, weighted, first_order, gh)
+    _node_channels(rows, start, stop, r, s, p, pct, top, y, w, weighted, first_order, gh)
     if stop - start >= _hist_halves_rows(hist.shape[1]):  # the sum of the halves' histograms
         mid = start + (stop - start) // 2
         second = np.empty(hist.shape)
@@ -1864,7 +1836,7 @@ FEATURE_BLOCK = 16
 
 
 @njit(cache=True)
-def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted, first_order,
+def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
                      hist, w_lo, w_hi, with_sparse):
     """The node's histogram for the features wide[w_lo:w_hi], and where with_sparse for the
     sparse features (``sparse[q] = (feature, default code)``, see base.sparse_features).
@@ -1886,25 +1858,25 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv
         if (weighted or first_order) and w_hi - w_lo == FEATURE_BLOCK:  # (FEATURE_BLOCK's note)
             for j in range(start, stop):
                 i = _at(rows, j)
-                g, h = _row_channels(i, r, s, E, inv, pct, top, y, w, weighted, first_order)
+                g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
                 for f in range(FEATURE_BLOCK):
                     _add_to_bin(hist, (w_lo + f) * W + _at2(codes, i, w_lo + f), g, h)
         elif weighted or first_order:
             for j in range(start, stop):
                 i = _at(rows, j)
-                g, h = _row_channels(i, r, s, E, inv, pct, top, y, w, weighted, first_order)
+                g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
                 for f in range(w_lo, w_hi):  # (_at2: the wraparound cost 6-26% in a microbenchmark)
                     _add_to_bin(hist, f * W + _at2(codes, i, f), g, h)
         elif w_hi - w_lo == FEATURE_BLOCK:  # (FEATURE_BLOCK's note)
             for j in range(start, stop):
                 i = _at(rows, j)
-                g, h = _pair_stat(i, r, s, E, inv, pct, top, y)
+                g, h = _pair_stat(i, r, s, p, pct, top, y)
                 for f in range(FEATURE_BLOCK):
                     _add_to_bin(hist, (w_lo + f) * W + _at2(codes, i, w_lo + f), g, h)
         else:  # the same without the flags in the loop, which LLVM leaves there: 1.2-1.4x faster
             for j in range(start, stop):
                 i = _at(rows, j)
-                g, h = _pair_stat(i, r, s, E, inv, pct, top, y)
+                g, h = _pair_stat(i, r, s, p, pct, top, y)
                 for f in range(w_lo, w_hi):
                     _add_to_bin(hist, f * W + _at2(codes, i, f), g, h)
         return
@@ -1915,7 +1887,7 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv
     total_h = 0.0
     for j in range(start, stop):
         i = _at(rows, j)
-        g, h = _row_channels(i, r, s, E, inv, pct, top, y, w, weighted, first_order)
+        g, h = _row_channels(i, r, s, p, pct, top, y, w, weighted, first_order)
         for q in range(w_lo, w_hi):
             f = wide[q]
             _add_to_bin(hist, f * W + _at2(codes, i, f), g, h)
@@ -1971,8 +1943,8 @@ def _fold_pair_defaults(hist, sparse, total_g, total_h, n):
 
 
 @njit(cache=True, parallel=True)
-def _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
-                        first_order, hist, n_blocks):
+def _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
+                        hist, n_blocks):
     """_histogram_block of one node by n_blocks threads, each with a block of the wide
     features and its own histogram (copied out); the first block also has the sparse ones."""
     n_wide = wide.shape[0]
@@ -1980,7 +1952,7 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, E, 
         w_lo = block * n_wide // n_blocks
         w_hi = (block + 1) * n_wide // n_blocks
         own = np.empty(hist.shape)
-        _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+        _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                          first_order, own, w_lo, w_hi, block == 0)
         for q in range(w_lo, w_hi):
             _copy2(own[wide[q]], hist[wide[q]])
@@ -1990,59 +1962,59 @@ def _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, E, 
 
 
 @njit(cache=True)
-def _node_histogram(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted, first_order,
+def _node_histogram(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
                     hist, second):
     """The node's histogram on one thread; of _hist_halves_rows rows or more, its halves' into
     hist and second (best_split adds them bin by bin, as the reference's sum of the halves).
     Returns whether it was halved."""
     if stop - start >= _hist_halves_rows(hist.shape[1]):
         mid = start + (stop - start) // 2
-        _histogram_block(rows, start, mid, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+        _histogram_block(rows, start, mid, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                          first_order, hist, 0, wide.shape[0], WITH_SPARSE)
-        _histogram_block(rows, mid, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+        _histogram_block(rows, mid, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                          first_order, second, 0, wide.shape[0], WITH_SPARSE)
         return True
-    _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted, first_order,
+    _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
                      hist, 0, wide.shape[0], WITH_SPARSE)
     return False
 
 
 @njit(cache=True, parallel=True)
-def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+def _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                                first_order, hist, second):
     """The halves of a node of _hist_halves_rows rows or more on two threads: the first into
     hist, the second into second."""
     for half in prange(2):
         lo, hi = _share(np.int64(half), start, stop, _hist_halves_rows(hist.shape[1]))
         if half == 0:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+            _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                              first_order, hist, 0, wide.shape[0], WITH_SPARSE)
         else:
-            _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+            _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                              first_order, second, 0, wide.shape[0], WITH_SPARSE)
 
 
 @njit(cache=True)
-def _node_histogram_threads(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+def _node_histogram_threads(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                             first_order, hist, second, n_threads):
     """The node's histogram: its halves on two threads (_hist_halves_rows rows or more), or by
     feature blocks on n_threads threads where it is large enough, or on one thread. Returns
     whether it was halved (the halves in hist and second)."""
     if n_threads > 1 and stop - start >= _hist_halves_rows(hist.shape[1]):
-        _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w,
-                                   weighted, first_order, hist, second)
+        _histogram_halves_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                                   first_order, hist, second)
         return True
     if n_threads > 1 and (stop - start) * codes.shape[1] >= HISTOGRAM_CELLS and wide.shape[0] > 1:
-        _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+        _histogram_parallel(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                             first_order, hist, min(n_threads, wide.shape[0]))
         return False
-    return _node_histogram(rows, start, stop, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted,
+    return _node_histogram(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
                            first_order, hist, second)
 
 
 @njit(cache=True)
-def _choose_pair(node, sums_state, rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                 pair, node_stats):
+def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+                 node_stats):
     """pair[node]: AOSO's by eq (33) (or (32)), else (fixed_r, fixed_s).
 
     AOSO, sums_state: TO_SUM, the node sums its class sums from its rows (into
@@ -2053,7 +2025,7 @@ def _choose_pair(node, sums_state, rows, start, stop, E, inv, pct, top, y, w, we
     """
     if sums_state == PAIRED:
         return
-    K = E.shape[1]
+    K = p.shape[1]
     lo = start[node]
     hi = stop[node]
     if fixed_r < 0:
@@ -2071,7 +2043,7 @@ def _choose_pair(node, sums_state, rows, start, stop, E, inv, pct, top, y, w, we
             if r >= 0 and not (rule_eq32 or weighted):  # s by the bounds alone, where they decide it
                 s = s_without_cross(stats, n, r)
             if r >= 0 and s < 0:
-                node_cross_sums(rows, lo, hi, E, inv, w, weighted, rule_eq32, r, C_own)
+                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r, C_own)
                 if sums_state == SUMMED:
                     s = pick_s(stats[STAT_G], stats[STAT_HD], C_own, r, rule_eq32)
                 else:
@@ -2080,12 +2052,12 @@ def _choose_pair(node, sums_state, rows, start, stop, E, inv, pct, top, y, w, we
             G_own = np.empty(K)
             Hd_own = np.empty(K)
             A_own = np.empty(K)
-            node_class_sums(rows, lo, hi, E, inv, pct, top, y, w, weighted, G_own, Hd_own, A_own)
+            node_class_sums(rows, lo, hi, p, pct, top, y, w, weighted, G_own, Hd_own, A_own)
             summed_stats(G_own, Hd_own, A_own, n, stats)
             _copy2(stats, node_stats[node])
             r_own = pick_r(G_own)
             if r_own != r:
-                node_cross_sums(rows, lo, hi, E, inv, w, weighted, rule_eq32, r_own, C_own)
+                node_cross_sums(rows, lo, hi, p, w, weighted, rule_eq32, r_own, C_own)
             r = r_own
             s = pick_s(G_own, Hd_own, C_own, r, rule_eq32)
         pair[node, 0] = r
@@ -2110,7 +2082,7 @@ def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_
 
 
 @njit(cache=True)
-def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, E, inv, pct, top,
+def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct, top,
                    y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
                    feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                    n_threads, derive, small_slot, small_node, reuse, pp_r, pp_s, parent_hist):
@@ -2122,8 +2094,8 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
     parent's histogram is parent_hist; if it has that pair, its histogram is derived
     (_derive_histogram) from the smaller child's under it: the one in slot small_slot where
     reuse (the smaller child, evaluated before, has the pair too), else summed here."""
-    _choose_pair(node, sums_state, rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                 pair, node_stats)
+    _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+                 node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
@@ -2133,22 +2105,22 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
                 halved = stop[small_node] - start[small_node] >= _hist_halves_rows(hist.shape[2])
             else:
                 halved = _node_histogram_threads(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide,
-                                                 sparse, cells, E, inv, pct, top, y, w, weighted, first_order,
-                                                 hist[slot], second[slot], n_threads)
+                                                 sparse, cells, p, pct, top, y, w, weighted, first_order, hist[slot],
+                                                 second[slot], n_threads)
             _derive_histogram(parent_hist, hist[src], second[src], halved, hist[slot])
             halved = False
         else:
             halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells,
-                                             E, inv, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
+                                             p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
                                              n_threads)
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
-        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], E, inv, pct, top, y, w, weighted, sums[node])
+        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 @njit(cache=True)
-def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, E, inv, pct,
+def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
                          split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                          derive, small_node, pp_r, pp_s, parent_hist):
@@ -2156,23 +2128,23 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
     seconds at the first fit). A derived histogram's smaller child is summed here (the other
     thread sums its own)."""
-    _choose_pair(node, sums_state, rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                 pair, node_stats)
+    _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, pair,
+                 node_stats)
     lo = start[node]
     hi = stop[node]
     if can_grow and hi - lo >= 2 * min_samples_leaf:
         if derive and _is_pair(pair, node, pp_r, pp_s):
             halved = _node_histogram(rows, start[small_node], stop[small_node], pp_r, pp_s, codes, wide, sparse,
-                                     cells, E, inv, pct, top, y, w, weighted, first_order, hist[slot], second[slot])
+                                     cells, p, pct, top, y, w, weighted, first_order, hist[slot], second[slot])
             _derive_histogram(parent_hist, hist[slot], second[slot], halved, hist[slot])
             halved = False
         else:
-            halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells, E,
-                                     inv, pct, top, y, w, weighted, first_order, hist[slot], second[slot])
+            halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells, p, pct,
+                                     top, y, w, weighted, first_order, hist[slot], second[slot])
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
-        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], E, inv, pct, top, y, w, weighted, sums[node])
+        node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 #: The stages of _siblings_parallel
@@ -2192,19 +2164,19 @@ def _share(thread, lo, hi, halves_rows):
 
 
 @njit(cache=True)
-def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, E, inv, w, weighted, cross):
+def _sibling_cross(thread, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross):
     """Thread `thread`'s share of the cross sums C_rk of the batch's nodes whose r is known
     (pair_r[slot] >= 0): thread 1 sums the second half of each node of HALVES_ROWS rows or
     more into cross[1, slot], thread 0 the first half into cross[0, slot], and a smaller node
     whole."""
-    K = E.shape[1]
+    K = p.shape[1]
     for slot in range(n_slots):
         node = batch[slot]
         lo, hi = _share(thread, start[node], stop[node], HALVES_ROWS)
         if pair_r[slot] < 0 or (thread == 1 and hi == lo):
             continue
         own = np.zeros(K)
-        _cross_sums(rows, lo, hi, E, inv, w, weighted, pair_r[slot], own, 0, K)
+        _cross_sums(rows, lo, hi, p, w, weighted, pair_r[slot], own, 0, K)
         for k in range(K):
             cross[thread, slot, k] = own[k]
 
@@ -2221,7 +2193,7 @@ PLAN_SIZE = 8
 
 
 @njit(cache=True)
-def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, E, inv, pct, top, y, w,
+def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y, w,
                     weighted, first_order, hist, second, plan):
     """Thread `thread`'s share of the histograms of a split's two children (slots 0 and 1 of the
     batch, those that grow): thread 1 sums the second half of each child of _hist_halves_rows
@@ -2251,13 +2223,13 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
                 target = second[slot]
         elif thread != whole_on:
             continue
-        _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, E, inv, pct, top, y, w, weighted, first_order,
+        _histogram_block(rows, lo, hi, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted, first_order,
                          target, 0, wide.shape[0], WITH_SPARSE)
 
 
 @njit(cache=True)
-def _sibling_split(slot, batch, grows, rows, start, stop, pair, E, inv, pct, top, y, w, weighted, min_samples_leaf,
-                   sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, plan,
+def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
+                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, plan,
                    parent_hist):
     """A child's best split (of the sum of its halves, after _sibling_halves, where it has
     _hist_halves_rows rows or more; of its derived histogram, made here, where plan derives
@@ -2274,15 +2246,14 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, E, inv, pct, top
         _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
                     prefix, suffix, cand_gain)
     else:
-        node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], E, inv, pct, top, y, w, weighted,
-                  sums[node])
+        node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 @njit(cache=True, parallel=True)
-def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells, E, inv,
-                       pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                       split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
-                       n_slots, pair_r, cross, plan, parent_hist, bar, halves):
+def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells,
+                       p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
+                       sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
+                       cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar, halves):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
@@ -2302,53 +2273,53 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
     for thread in prange(2):
         t = np.int64(thread)  # (a prange index is unsigned: the helpers are compiled for int64)
         if stage == CROSS:
-            _sibling_cross(t, n_slots, batch, pair_r, rows, start, stop, E, inv, w, weighted, cross)
+            _sibling_cross(t, n_slots, batch, pair_r, rows, start, stop, p, w, weighted, cross)
         elif stage == WHOLE:
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, sparse, cells,
-                                 E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                                 p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                  min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                  hist, second, prefix, suffix, cand_gain, t == plan[DERIVED_SLOT], batch[1 - t],
                                  plan[PARENT_R], plan[PARENT_S], parent_hist)
         elif stage == PAIRS:
-            _choose_pair(batch[t], sums_state[t], rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32,
-                         fixed_r, fixed_s, pair, node_stats)
+            _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
+                         fixed_s, pair, node_stats)
         elif stage == HALVES:
-            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, E, inv, pct, top, y,
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y,
                             w, weighted, first_order, hist, second, plan)
         elif stage == LARGE or stage == BATCH:  # one region, the threads meeting between the stages
             if stage == BATCH:
                 small = plan[SMALL_SLOT]
                 node = batch[small]
                 if plan[SPLIT_SUMS] == 1:
-                    _half_class_sums(t, rows, start[node], stop[node], E, inv, pct, top, y, w, weighted, halves)
+                    _half_class_sums(t, rows, start[node], stop[node], p, pct, top, y, w, weighted, halves)
                     _barrier(bar)
                 if t == 0:
                     _batch_class_stats(batch, small, plan[PARENT_NODE], plan[SPLIT_SUMS] == 1, plan[CROSS_SUMS] == 1,
-                                       rows, start, stop, E, inv, pct, top, y, w, weighted, halves, node_stats,
-                                       sums_state, pair_r, pair)
+                                       rows, start, stop, p, pct, top, y, w, weighted, halves, node_stats, sums_state,
+                                       pair_r, pair)
                 _barrier(bar)
                 if plan[CROSS_SUMS] == 1 and not (sums_state[t] == PAIRED and sums_state[1 - t] == PAIRED):
-                    _sibling_cross(t, np.int64(2), batch, pair_r, rows, start, stop, E, inv, w, weighted, cross)
+                    _sibling_cross(t, np.int64(2), batch, pair_r, rows, start, stop, p, w, weighted, cross)
                     _barrier(bar)
                     if t == 0:
-                        _pairs_s(np.int64(2), batch, sums_state, rows, start, stop, E, inv, pct, top, y, w, weighted,
+                        _pairs_s(np.int64(2), batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted,
                                  rule_eq32, node_stats, pair, pair_r, cross)
                     _barrier(bar)
             if not (sums_state[t] == PAIRED and sums_state[1 - t] == PAIRED):  # (BATCH's _pairs_s may pair both)
-                _choose_pair(batch[t], sums_state[t], rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32,
+                _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32,
                              fixed_r, fixed_s, pair, node_stats)
                 _barrier(bar)
             if t == 0:
                 _settle_plan(plan, batch, grows, pair)
             _barrier(bar)
-            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, E, inv, pct, top, y,
+            _sibling_halves(t, batch, grows, rows, start, stop, pair, codes, wide, sparse, cells, p, pct, top, y,
                             w, weighted, first_order, hist, second, plan)
             _barrier(bar)
-            _sibling_split(t, batch, grows, rows, start, stop, pair, E, inv, pct, top, y, w, weighted, min_samples_leaf,
+            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
                            sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
                            plan, parent_hist)
         else:
-            _sibling_split(t, batch, grows, rows, start, stop, pair, E, inv, pct, top, y, w, weighted, min_samples_leaf,
+            _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
                            sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
                            plan, parent_hist)
 
@@ -2386,13 +2357,13 @@ def _combined_cross(cross, slot, n, C):
 
 
 @njit(cache=True)
-def _pairs_s(n_slots, batch, sums_state, rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32, node_stats,
-             pair, pair_r, cross):
+def _pairs_s(n_slots, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats, pair,
+             pair_r, cross):
     """The pairs of the batch's first n_slots nodes, after _pairs_r and the stage CROSS (their
     cross sums, large nodes' by halves on two threads: the sums node_cross_sums gives): s as
     _choose_pair picks it; a node whose pair is not certain chooses it from its rows. Leaves
     sums_state PAIRED."""
-    K = E.shape[1]
+    K = p.shape[1]
     for slot in range(n_slots):
         if sums_state[slot] == PAIRED:  # (by _pairs_r)
             continue
@@ -2411,13 +2382,13 @@ def _pairs_s(n_slots, batch, sums_state, rows, start, stop, E, inv, pct, top, y,
             pair[node, 0] = r
             pair[node, 1] = s
         else:  # not certain: from the node's rows, as _choose_pair does
-            _choose_pair(node, TO_SUM, rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32, NONE, NONE, pair,
+            _choose_pair(node, TO_SUM, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, NONE, NONE, pair,
                          node_stats)
         sums_state[slot] = PAIRED
 
 
 @njit(cache=True)
-def _batch_class_stats(batch, small, parent, by_halves, with_cross, rows, start, stop, E, inv, pct, top, y, w, weighted,
+def _batch_class_stats(batch, small, parent, by_halves, with_cross, rows, start, stop, p, pct, top, y, w, weighted,
                        halves, node_stats, sums_state, pair_r, pair):
     """A split's class sums: the smaller child's from its rows (from its halves' sums, summed
     into halves by two threads, where by_halves: checked like derived sums), the larger's as the
@@ -2429,11 +2400,11 @@ def _batch_class_stats(batch, small, parent, by_halves, with_cross, rows, start,
         _halves_stats(halves, n, node_stats[node])
         sums_state[small] = DERIVED
     else:
-        K = E.shape[1]
+        K = p.shape[1]
         G_small = np.empty(K)
         Hd_small = np.empty(K)
         A_small = np.empty(K)
-        node_class_sums(rows, start[node], stop[node], E, inv, pct, top, y, w, weighted, G_small, Hd_small, A_small)
+        node_class_sums(rows, start[node], stop[node], p, pct, top, y, w, weighted, G_small, Hd_small, A_small)
         summed_stats(G_small, Hd_small, A_small, n, node_stats[node])
         sums_state[small] = SUMMED
     derived_stats(node_stats[parent], node_stats[node], node_stats[batch[1 - small]])
@@ -2457,7 +2428,7 @@ def _settle_plan(plan, batch, grows, pair):
 
 
 @njit(cache=True)
-def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, top, rows, n_codes, max_leaves,
+def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms, leaf_clip,
               value_scale, root_sums, root_blocks, may_wait):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
@@ -2468,11 +2439,10 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
     reads it), or of shape (0, N) where it was not made.
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
-    E, inv, pct, top as CpuBackend.set_scores leaves them (p = E x inv, see _p_at).
-    derive_histograms: a split's larger child takes its histogram by subtraction where it has
-    its parent's pair, as grower.TreeGrower does (where _derivable). root_blocks > 0:
-    root_sums[:root_blocks] are the class sums of p's row blocks (softmax_from_exponentials
-    made them with p): the root's class sums are
+    p, pct, top as CpuBackend.set_scores leaves them. derive_histograms: a split's larger child
+    takes its histogram by subtraction where it has its parent's pair, as grower.TreeGrower
+    does (where _derivable). root_blocks > 0: root_sums[:root_blocks] are the class sums of
+    p's row blocks (softmax_from_exponentials made them with p): the root's class sums are
     theirs, exactly its own where one block has every row, else checked like derived ones.
     may_wait: numba's threading layer runs a two-iteration region on two threads at once where
     it has two (CpuBackend: OpenMP, workqueue), so that a large batch's stages can run in one
@@ -2485,7 +2455,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
     missing_left) and children (-1 for leaves).
     """
     N, D = codes.shape
-    K = E.shape[1]
+    K = p.shape[1]
     missing_code = n_codes - 1
     max_nodes = 2 * max_leaves - 1
     start = np.zeros(max_nodes, np.int64)
@@ -2571,7 +2541,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
             sums_state[0] = DERIVED
         elif fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
             # the root's class sums by halves on two threads, checked like derived sums
-            split_stats(rows, ZERO, N, E, inv, pct, top, y, w, weighted, node_stats[0])
+            split_stats(rows, ZERO, N, p, pct, top, y, w, weighted, node_stats[0])
             sums_state[0] = DERIVED
         largest = max(stop[batch[0]] - start[batch[0]], stop[batch[n_batch - 1]] - start[batch[n_batch - 1]])
         large = n_threads > 1 and largest >= HALVES_ROWS
@@ -2592,20 +2562,20 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
             plan[PARENT_NODE] = parent
             if not one_region:  # (else the stage BATCH does the same)
                 if plan[SPLIT_SUMS] == 1:
-                    _class_sums_by_halves(rows, start[node], stop[node], E, inv, pct, top, y, w, weighted, halves)
+                    _class_sums_by_halves(rows, start[node], stop[node], p, pct, top, y, w, weighted, halves)
                 _batch_class_stats(batch, small, plan[PARENT_NODE], plan[SPLIT_SUMS] == 1, NO_CROSS, rows, start, stop,
-                                   E, inv, pct, top, y, w, weighted, halves, node_stats, sums_state, pair_r, pair)
+                                   p, pct, top, y, w, weighted, halves, node_stats, sums_state, pair_r, pair)
         if fixed_r < 0 and not rule_eq32 and large and (n_batch == 1 or siblings_parallel) and not one_region:
             # a large node: its cross sums by halves on two threads (the pair then PAIRED)
             _pairs_r(n_batch, batch, sums_state, start, stop, node_stats, pair_r, pair, weighted)
             if pair_r[0] >= 0 or (n_batch == 2 and pair_r[1] >= 0):  # (else none needs cross sums)
                 _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
-                                   sparse, cells, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
+                                   sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
                                    first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left,
                                    node_stats, hist, second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan,
                                    parent_hist, bar, halves)
-            _pairs_s(n_batch, batch, sums_state, rows, start, stop, E, inv, pct, top, y, w, weighted, rule_eq32,
-                     node_stats, pair, pair_r, cross)
+            _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
+                     pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
             # a child of _hist_halves_rows rows or more: the pairs (a child a thread; PAIRED
             # already where the stage CROSS chose them), every such child's histogram halves on
@@ -2614,7 +2584,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
             if one_region:  # the stages in one region, its threads meeting in between
                 stages = BATCH if fixed_r < 0 else LARGE
                 _siblings_parallel(stages, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
-                                   cells, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                                   cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                    min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
                                    hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist,
                                    bar, halves)
@@ -2625,13 +2595,13 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
                     if stage == HALVES:
                         _settle_plan(plan, batch, grows, pair)
                     _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
-                                       sparse, cells, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
+                                       sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
                                        first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
                                        missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO,
                                        pair_r, cross, plan, parent_hist, bar, halves)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
-                               cells, E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar, halves)
         else:
@@ -2640,7 +2610,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
                 if b == plan[DERIVED_SLOT]:
                     plan[REUSE] = grows[1 - b] and _is_pair(pair, batch[1 - b], plan[PARENT_R], plan[PARENT_S])
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, sparse, cells,
-                               E, inv, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
+                               p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
                                min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                                second, prefix, suffix, cand_gain, n_threads, b == plan[DERIVED_SLOT], 1 - b,
                                batch[1 - b], plan[REUSE] == 1, plan[PARENT_R], plan[PARENT_S], parent_hist)
@@ -2697,7 +2667,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, E, inv, pct, 
         parent = best
     if first_order:  # the histograms summed weights: the values need the Hessian sums
         for node in range(n_nodes):
-            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], E, inv, pct, top, y, w, weighted,
+            node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted,
                       sums[node])
     # nodes that stayed leaves carry no split
     for node in range(n_nodes):

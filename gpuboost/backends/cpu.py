@@ -70,15 +70,14 @@ class CpuBackend(Backend):
         self.wide, self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
         self.columns = feature_columns(self.codes)
         self.rows = np.arange(n, dtype=np.int64)
-        # p is kept as E x inv (see p): the kernels make it where they read it
-        self.inv = np.empty(n)  # each row's 1 / sum of its exponentials
+        self.p = np.empty((n, self.n_classes))
         # 1 - p where it loses digits: at each row's first largest score (top), computed from the
         # other exponentials; elsewhere the kernels compute 1 - p where they read it (see pc)
         self.pct = np.empty(n)
         self.top = np.empty(n, dtype=np.int64)
         # set_scores keeps E = exp(F - c) (c: losses.exponent_shift) and the F it came from, and
         # recomputes only the exponentials whose argument changed (kernels.exponent_arguments)
-        self.E = np.empty((n, self.n_classes))
+        self._exponentials = np.empty((n, self.n_classes))
         self._F_last = np.empty((n, self.n_classes))
         self._last_kept = False  # _F_last is the last scored F (update_and_score leaves it stale)
         self._row_max = np.empty(n)
@@ -102,13 +101,6 @@ class CpuBackend(Backend):
 
     def set_scores(self, F):
         return self._score(F, None)
-
-    @property
-    def p(self):
-        """softmax(F) of every row and class, as the reference's p (losses._softmax_parts): E x
-        inv, made on demand. The kernels read E and inv and make p where they read it: writing
-        an n x K array of p every tree was half the softmax pass's memory traffic."""
-        return self.E * self.inv[:, None]
 
     @property
     def pc(self):
@@ -149,7 +141,7 @@ class CpuBackend(Backend):
                 offset = block * n // len(counts) * K
                 values = self._exp_values[offset:offset + count]
                 np.exp(values, out=values)  # NumPy's vectorised exp: several times faster than a scalar one
-            kernels.softmax_from_exponentials(self.E, self._exp_values, self._exp_at, counts, self.inv,
+            kernels.softmax_from_exponentials(self._exponentials, self._exp_values, self._exp_at, counts, self.p,
                                               self.pct, self.top, self._rest, self.y, self.weight, self.weighted,
                                               self._root_sums)
             # the next tree's root class sums, from this p (softmax_from_exponentials)
@@ -169,24 +161,24 @@ class CpuBackend(Backend):
     def select_pairs(self, segments, rule):
         pairs = np.empty((len(segments), 2), dtype=np.int64)
         for j, (start, stop) in enumerate(segments):
-            pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.E, self.inv, self.pct, self.top,
-                                         self.y, self.weight, self.weighted, rule == "eq32", self._G, self._Hd,
-                                         self._C)
+            pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pct, self.top, self.y,
+                                         self.weight,
+                                         self.weighted, rule == "eq32", self._G, self._Hd, self._C)
         return pairs
 
     def node_sums(self, segments, pairs):
         sums = np.empty((len(segments), N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
-            kernels.node_sums(self.rows, int(start), int(stop), int(r), int(s), self.E, self.inv, self.pct, self.top,
-                              self.y, self.weight, self.weighted, sums[j])
+            kernels.node_sums(self.rows, int(start), int(stop), int(r), int(s), self.p, self.pct, self.top, self.y,
+                              self.weight, self.weighted, sums[j])
         return sums
 
     def histograms(self, segments, pairs, first_order=False):
         hists = np.empty((len(segments), self.codes.shape[1], self.n_codes, N_CHANNELS))
         for j, ((start, stop), (r, s)) in enumerate(zip(segments, pairs)):
-            kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.sparse, self.E,
-                                   self.inv, self.pct, self.top, self.y, self.weight, self.weighted, bool(first_order),
-                                   hists[j], self._gh, self.n_threads)
+            kernels.node_histogram(self.rows, int(start), int(stop), int(r), int(s), self.codes, self.sparse, self.p,
+                                   self.pct, self.top, self.y, self.weight, self.weighted, bool(first_order), hists[j],
+                                   self._gh, self.n_threads)
         return hists
 
     def find_splits(self, hists, min_samples_leaf):
@@ -256,7 +248,7 @@ class CpuBackend(Backend):
             (n_nodes, leaf_ids, segments, splits, pair, value, n_samples, gain, feature, bin_, missing_left, left,
              right) = kernels.grow_tree(
                 self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
-                self.E, self.inv, self.pct, self.top, self.rows, self.n_codes,
+                self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
@@ -484,15 +476,13 @@ class CpuVectorBackend(NumpyBackend):
             return super().select_pairs(segments, rule)
         K = self.n_classes
         G, Hd, C = np.empty(K), np.empty(K), np.empty(K)
-        ones = np.ones(self.p.shape[0])
         rule_eq32 = rule == "eq32"
         pairs = np.empty((len(segments), 2), dtype=np.int64)
         for j, (start, stop) in enumerate(segments):
             kernels.eta_class_sums(self.rows, int(start), int(stop), self.p, self.pc, self.eta, self._w,
                                    self._weighted, G, Hd)
-            # (the kernel reads p as E x inv: p itself times ones, the same values)
-            pairs[j] = kernels.pair_from_class_sums(self.rows, int(start), int(stop), self.p, ones, self._w,
-                                                    self._weighted, rule_eq32, G, Hd, C)
+            pairs[j] = kernels.pair_from_class_sums(self.rows, int(start), int(stop), self.p, self._w, self._weighted,
+                                                    rule_eq32, G, Hd, C)
         return pairs
 
     def _segment_channels(self, segment, pair, first_order=False):
