@@ -82,19 +82,14 @@ def _scaled_exponentials(F: np.ndarray, by_step: bool = True):
     return e, top, rest, e_top
 
 
-def _softmax_parts(F: np.ndarray, by_step: bool = True, reciprocal: bool = True):
+def _softmax_parts(F: np.ndarray, by_step: bool = True):
     """p = softmax(F), pc = 1 - p (accurate at the row's largest score), the row argmax, and
     the sum of the non-maximal exponentials over the maximal one (sum_k exp(F_k - F_top) - 1:
-    the loss is F_top - F_y + log1p of it). by_step: see _scaled_exponentials.
-
-    reciprocal: p = e x (1 / norm), training's p: the compiled backend keeps the exponentials
-    and each row's 1 / norm, and its kernels make p from them where they read it (one product,
-    no n x K array of p written every tree). Else p = e / norm, which differs by at most an ulp:
-    predict_proba's, as it has always been computed (saved models predict the same)."""
+    the loss is F_top - F_y + log1p of it). by_step: see _scaled_exponentials."""
     e, top, rest, e_top = _scaled_exponentials(F, by_step)
     rows = np.arange(F.shape[0])
     norm = e_top + rest
-    p = e * (1.0 / norm)[:, None] if reciprocal else e / norm[:, None]
+    p = e / norm[:, None]
     pc = 1.0 - p
     pc[rows, top] = rest / norm
     return p, pc, top, rest / e_top
@@ -131,7 +126,7 @@ def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``1 - p_ik``, accurate also where ``p_ik`` rounds to 1.
     """
     F = np.asarray(F, dtype=np.float64)
-    p, pc, _, _ = _softmax_parts(F, by_step=False, reciprocal=False)
+    p, pc, _, _ = _softmax_parts(F, by_step=False)
     return p, pc
 
 

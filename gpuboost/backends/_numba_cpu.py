@@ -696,7 +696,7 @@ def update_and_arguments(F, rows, seg_start, seg_stop, deltas, leaf_of, row_max,
 @njit(cache=True, inline="always")
 def _row_softmax_top(E, i, t, p):
     """Row i of p from its exponentials E = exp(F - c) (t: the top class): the others' sum r
-    in class order, p = E x (1 / (E_t + r)), as losses._softmax_parts computes them. Returns
+    in class order, p = E / (E_t + r), as losses._softmax_parts computes them. Returns
     (r / E_t, r / (E_t + r)): the others' sum over the top's exponential (the loss's log1p
     argument) and 1 - p at t (pc elsewhere is 1 - p, which the kernels compute where they read
     it: writing it here was a third of the softmax pass's traffic)."""
@@ -718,9 +718,8 @@ def _row_softmax_finish(E, i, t, r, p):
     """_row_softmax_top of row i given r, the other exponentials' sum."""
     e_top = E[i, t]
     norm = e_top + r
-    inv = 1.0 / norm
     for k in range(E.shape[1]):
-        p[i, k] = E[i, k] * inv
+        p[i, k] = E[i, k] / norm
     return r / e_top, r / norm
 
 
@@ -775,9 +774,9 @@ ROOT_SUMS_CLASSES = VW * VBLOCK
 
 @njit(cache=True, inline="always")
 def _p_vector_terms(E, i, k0, n, nv, p, t, yi, pct_i, wv, weighted, g_acc, h_acc):
-    """p[i, k0:k0 + n] = E x 1 / the row's norm (nv, every lane), and the accumulators plus those
+    """p[i, k0:k0 + n] = E / the row's norm (nv, every lane), and the accumulators plus those
     classes' terms of the class sums (_class_terms)."""
-    a = _vmul(_vload(E, i, k0, n), nv)
+    a = _vdiv(_vload(E, i, k0, n), nv)
     _vstore(p, i, k0, a, n)
     g, h = _class_terms(a, k0, t, yi, pct_i, wv, weighted)
     return _vadd(g_acc, g), _vadd(h_acc, h)
@@ -785,14 +784,13 @@ def _p_vector_terms(E, i, k0, n, nv, p, t, yi, pct_i, wv, weighted, g_acc, h_acc
 
 @njit(cache=True, inline="always")
 def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3):
-    """_row_softmax_finish of row i (the same products, VW lanes at a time: the classes 0:K,
+    """_row_softmax_finish of row i (the same divisions, VW lanes at a time: the classes 0:K,
     K <= ROOT_SUMS_CLASSES), and the row's terms of the class sums added to the accumulators
     from those vectors, as _class_block_sums adds them (A_y into A). (Reading p back after
     the row's stores would stall: vector loads of scalar stores are not forwarded.)"""
     e_top = E[i, t]
     norm = e_top + r
-    inv = 1.0 / norm
-    nv = _vsplat(inv)
+    nv = _vsplat(norm)
     pct_i = r / norm
     yi = _at(y, i)
     wv = _vsplat(w[i]) if weighted else _vsplat(1.0)
@@ -803,7 +801,7 @@ def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1,
         g2, h2 = _p_vector_terms(E, i, ZERO + 2 * VW, n2, nv, p, t, yi, pct_i, wv, weighted, g2, h2)
     if n3 > 0:
         g3, h3 = _p_vector_terms(E, i, ZERO + 3 * VW, n3, nv, p, t, yi, pct_i, wv, weighted, g3, h3)
-    by = pct_i if yi == t else 1.0 - E[i, yi] * inv  # 1 - p at the row's class
+    by = pct_i if yi == t else 1.0 - E[i, yi] / norm  # 1 - p at the row's class
     A[yi] += w[i] * by if weighted else by
     return r / e_top, pct_i, g0, g1, g2, g3, h0, h1, h2, h3
 
@@ -1251,8 +1249,7 @@ def s_without_cross(stats, n, r):
     Each C_rk = sum p_ir p_ik is >= 0 and at most min(Hd_r, Hd_k): in exact arithmetic p_ir <=
     1 - p_ik, so p_ir p_ik <= p_ik (1 - p_ik), and the same with r and k swapped. The stored p
     and 1 - p (pc, pct) are rounded, so the bound here is padded: a row's p_ir exceeds its
-    pc_ik by at most (K + 4) u (the row's sum of exponentials is rounded in K additions, 1 / norm
-    and the products p = E x (1 / norm) once each: (K + 3) u at most), which
+    pc_ik by at most (K + 4) u (the row's sum of exponentials is rounded in K additions), which
     the pad's (K + 8) u n covers over n rows; then the sums' own rounding ((n + 4) u). Each
     class's score (G_r - G_k)^2 / (Hd_r + Hd_k + 2 C_rk) then lies between the one at the
     largest C and the one at C = 0 (with certain_s's rounding guards), and s is decided where
@@ -2847,7 +2844,7 @@ def softmax_arguments(F, top, a, n_blocks):
 @njit(cache=True, parallel=True)
 def softmax_parts(E, top, p, pc, rest, n_blocks):
     """losses._softmax_parts after its exponentials E = exp(F - c): with r the other classes'
-    exponentials summed in class order, p = E x (1 / (E_top + r)), pc = 1 - p (r / (E_top + r) at the
+    exponentials summed in class order, p = E / (E_top + r), pc = 1 - p (r / (E_top + r) at the
     top class), and rest = r / E_top. The same values."""
     n, K = E.shape
     for block in prange(n_blocks):
