@@ -41,6 +41,7 @@ def test_stages_agree(case):
     np.testing.assert_allclose(losses[0], losses[1], rtol=1e-13)
     np.testing.assert_array_equal(ref.p, fast.p)
     np.testing.assert_array_equal(ref.pc, fast.pc)
+    np.testing.assert_array_equal(ref.class_losses(), fast.class_losses())  # (CpuBackend's own, without pc)
     n = codes.shape[0]
     segments = np.array([[0, n], [0, n // 2], [n // 2, n], [0, 0]])
     for rule in ("eq33", "eq32"):

@@ -188,12 +188,8 @@ class Backend(ABC):
         near 1, so that converged classes keep their digits.
         """
         rows = np.arange(self.y.shape[0])
-        p_y, pc_y = self.p[rows, self.y], self.pc[rows, self.y]
-        with np.errstate(divide="ignore"):
-            loss = np.where(p_y > 0.5, -np.log1p(-pc_y), -np.log(p_y))
-        if self.sample_weight is not None:
-            loss = loss * self.sample_weight
-        return np.bincount(self.y, weights=loss, minlength=self.p.shape[1])
+        return label_losses(self.p[rows, self.y], self.pc[rows, self.y], self.y, self.sample_weight,
+                            self.p.shape[1])
 
     def training_codes(self) -> np.ndarray:
         """The training rows' codes, as ``tree_leaves`` takes them with ``missing_code``."""
@@ -265,3 +261,12 @@ class Backend(ABC):
     @abstractmethod
     def update_scores(self, F: np.ndarray, segments: np.ndarray, deltas: np.ndarray) -> None:
         """``F[rows of leaf j] += deltas[j]`` for each leaf segment; deltas (n_leaves, n_classes)."""
+
+
+def label_losses(p_y, pc_y, y, sample_weight, n_classes):
+    """Backend.class_losses from each row's p and 1 - p at its own class (p_y, pc_y)."""
+    with np.errstate(divide="ignore"):
+        loss = np.where(p_y > 0.5, -np.log1p(-pc_y), -np.log(p_y))
+    if sample_weight is not None:
+        loss = loss * sample_weight
+    return np.bincount(y, weights=loss, minlength=n_classes)

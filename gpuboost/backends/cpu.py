@@ -18,7 +18,7 @@ import numpy as np
 from ..grower import split_thresholds
 from ..tree import Tree
 from . import _numba_cpu as kernels
-from .base import COUNT, N_CHANNELS, Backend, SplitBatch, sparse_features
+from .base import COUNT, N_CHANNELS, Backend, SplitBatch, label_losses, sparse_features
 from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -109,6 +109,14 @@ class CpuBackend(Backend):
         pc = 1.0 - self.p
         pc[np.arange(pc.shape[0]), self.top] = self.pct
         return pc
+
+    def class_losses(self):
+        """Backend.class_losses from each row's own class's p and 1 - p alone (pc, an n x K
+        array, is made on demand)."""
+        rows = np.arange(self.y.shape[0])
+        p_y = self.p[rows, self.y]
+        pc_y = np.where(self.y == self.top, self.pct, 1.0 - p_y)
+        return label_losses(p_y, pc_y, self.y, self.sample_weight, self.n_classes)
 
     def update_and_score(self, F, segments, deltas):
         """update_scores then set_scores, the same results, in fewer passes: the scores that
