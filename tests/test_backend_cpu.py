@@ -35,6 +35,16 @@ def pair_of_backends(seed, n, d, k, n_bins, weighted, missing, dtype):
     return backends, F, losses, codes, missing_code
 
 
+
+def scored_backends(codes, y, w, k, n_bins, F):
+    """The reference and the compiled backend on the same codes (missing code 255), both
+    scored at F."""
+    ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
+    ref.set_scores(F)
+    fast.set_scores(F)
+    return ref, fast
+
 @pytest.mark.parametrize("case", CASES)
 def test_stages_agree(case):
     (ref, fast), F, losses, codes, missing_code = pair_of_backends(*case)
@@ -421,11 +431,7 @@ def test_sparse_features_histograms_are_the_references(weighted):
     codes[rng.random(n) < 0.6, 7] = 255  # mostly missing: the missing code is the default
     y = rng.integers(0, k, size=n)
     w = rng.uniform(0.1, 2.0, size=n) if weighted else None
-    ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
-    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
-    F = rng.normal(size=(n, k))
-    ref.set_scores(F)
-    fast.set_scores(F)
+    ref, fast = scored_backends(codes, y, w, k, n_bins, rng.normal(size=(n, k)))
     assert [tuple(f) for f in fast.sparse] == [(4, 1), (5, 0), (6, 0), (7, n_bins)]
     assert list(fast.wide) == [0, 1, 2, 3]  # 3: binary, but no code holds half of the rows
     # rows in an order where the first ones have no row of feature 4's default code (its
@@ -480,11 +486,7 @@ def test_dense_histograms_are_the_references_at_and_around_the_feature_block(n_f
     codes[rng.random((n, n_features)) < 0.03] = 255
     y = rng.integers(0, k, size=n)
     w = rng.uniform(0.1, 2.0, size=n) if weighted else None
-    ref = NumpyBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
-    fast = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255)
-    F = rng.normal(size=(n, k))
-    ref.set_scores(F)
-    fast.set_scores(F)
+    ref, fast = scored_backends(codes, y, w, k, n_bins, rng.normal(size=(n, k)))
     assert len(fast.sparse) == 0 and len(fast.wide) == n_features
     fast.rows[:] = ref.rows[:] = rng.permutation(n)
     for pair, first_order in (((1, 3), False), ((4, 0), True), ((2, -1), False), ((2, -1), True), ((0, -2), False)):
