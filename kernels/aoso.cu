@@ -185,28 +185,35 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
     const int sub = lane / KP, kl = lane % KP;
     const int group_lane = lane - kl;       // first lane of this row's group
     const int r = npair[2 * node];
-    const bool merged = CPL == 1 && mode == 2;
+    // mode 2 runs with one class per lane (K <= 8) or two (8 < K <= 16, KP = 8: lane kl holds
+    // classes kl and kl + 8, so a warp reads four rows at a time instead of two)
+    const bool merged = CPL <= 2 && mode == 2;
+    constexpr int SW = CPL <= 2 ? CPL : 1;         // S's rows: classes per lane in mode 2
+    constexpr int SQ = CPL <= 2 ? MERGED_MAX_K : 1;  // S's columns
     double a[CPL], b[CPL], c[CPL], d[CPL];
-    double S[CPL == 1 ? MERGED_MAX_K : 1];
+    double S[SW][SQ];
 #pragma unroll
     for (int t = 0; t < CPL; ++t) a[t] = b[t] = c[t] = d[t] = 0.0;
 #pragma unroll
-    for (int t = 0; t < (CPL == 1 ? MERGED_MAX_K : 1); ++t) S[t] = 0.0;
+    for (int t = 0; t < SW; ++t)
+#pragma unroll
+        for (int q = 0; q < SQ; ++q) S[t][q] = 0.0;
     if (blockIdx.x < active) {
         const int step = active * STAT_WARPS * per_warp;  // rows between a warp's consecutive groups
-        for (int jb = start + (blockIdx.x * STAT_WARPS + warp) * per_warp; jb < stop; jb += STAT_UNROLL * step) {
-            // warp-uniform loop; the loads of STAT_UNROLL groups first, then the sums
-            long long iu[STAT_UNROLL];
-            double wu[STAT_UNROLL];
-            int yu[STAT_UNROLL];
-            double pu[STAT_UNROLL][CPL], pcu[STAT_UNROLL][CPL];
+        constexpr int UNROLL = CPL == 2 ? 2 : STAT_UNROLL;  // CPL 2: fewer registers for S's 32 sums
+        for (int jb = start + (blockIdx.x * STAT_WARPS + warp) * per_warp; jb < stop; jb += UNROLL * step) {
+            // warp-uniform loop; the loads of UNROLL groups first, then the sums
+            long long iu[UNROLL];
+            double wu[UNROLL];
+            int yu[UNROLL];
+            double pu[UNROLL][CPL], pcu[UNROLL][CPL];
 #pragma unroll
-            for (int u = 0; u < STAT_UNROLL; ++u) {
+            for (int u = 0; u < UNROLL; ++u) {
                 const int j = jb + u * step + sub;
                 iu[u] = j < stop ? __ldg(rows + j) : -1;
             }
 #pragma unroll
-            for (int u = 0; u < STAT_UNROLL; ++u) {
+            for (int u = 0; u < UNROLL; ++u) {
                 const long long i = iu[u] < 0 ? 0 : iu[u];
                 wu[u] = iu[u] < 0 ? 0.0 : (w ? __ldg(w + i) : 1.0);
                 yu[u] = __ldg(y + i);
@@ -218,7 +225,7 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
                 }
             }
 #pragma unroll
-            for (int u = 0; u < STAT_UNROLL; ++u) {
+            for (int u = 0; u < UNROLL; ++u) {
                 const double wi = wu[u];
                 if (mode == 1) {
                     // w p_r: from r's lane (one class per lane), else from memory
@@ -246,13 +253,17 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
                         d[t] = fmax(d[t], h);
                     }
                 }
-                if (merged) {  // K <= 16: one class per lane
-                    const double pk = pu[u][0];
+                if (merged) {  // K <= 16: S[t][q] += (w p_q) p_k, k = kl + KP t, the CPU backends' order
+                    double wp[SW];  // w p_k of this lane's classes, for the lanes that need p_q
 #pragma unroll
-                    for (int q = 0; q < MERGED_MAX_K; ++q) {
-                        if (q < KP) {  // warp-uniform
-                            const double pq = __shfl_sync(0xffffffffu, pk, group_lane + q);
-                            if (q < K) S[q] += (wi * pq) * pk;  // (w p_q) p_k, the CPU backends' order
+                    for (int t = 0; t < SW; ++t) wp[t] = wi * pu[u][t];
+#pragma unroll
+                    for (int q = 0; q < SQ; ++q) {
+                        if (q < K) {  // warp-uniform: class q is lane (q mod KP)'s class number q / KP
+                            const double wpq = __shfl_sync(0xffffffffu, wp[SW == 2 ? q / 8 : 0],
+                                                           group_lane + (SW == 2 ? q % 8 : q));
+#pragma unroll
+                            for (int t = 0; t < SW; ++t) S[t][q] += wpq * pu[u][t];
                         }
                     }
                 }
@@ -269,8 +280,10 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
             }
             if (merged) {
 #pragma unroll
-                for (int q = 0; q < MERGED_MAX_K; ++q)
-                    if (q < KP) S[q] += __shfl_xor_sync(0xffffffffu, S[q], off);
+                for (int t = 0; t < SW; ++t)
+#pragma unroll
+                    for (int q = 0; q < SQ; ++q)
+                        if (q < K) S[t][q] += __shfl_xor_sync(0xffffffffu, S[t][q], off);
             }
         }
     }
@@ -289,10 +302,14 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
                     }
                 }
             }
-            if (merged && kl < K) {
+            if (merged) {
 #pragma unroll
-                for (int q = 0; q < MERGED_MAX_K; ++q)
-                    if (q < K) red[warp][4 * K + q * K + kl] = S[q];
+                for (int t = 0; t < SW; ++t) {
+                    const int k = kl + KP * t;
+#pragma unroll
+                    for (int q = 0; q < SQ; ++q)
+                        if (q < K && k < K) red[warp][4 * K + q * K + k] = S[t][q];
+                }
             }
         }
         __syncthreads();

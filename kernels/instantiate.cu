@@ -15,6 +15,7 @@ static void keep_code_kernels(void** out) {
 void gpuboost_instantiate(void** out) {
     keep_code_kernels<unsigned char>(out);
     keep_code_kernels<unsigned short>(out + 5);
-    out[10] = (void*)class_stats<1>;  // classes per lane: K <= 32
+    out[10] = (void*)class_stats<1>;  // classes per lane: K <= 8 and 16 < K <= 32
     out[11] = (void*)class_stats<4>;  // K <= 128
+    out[12] = (void*)class_stats<2>;  // 8 < K <= 16
 }

@@ -52,6 +52,8 @@ CASES = {
     "K=4": dict(),
     "weighted": dict(weights=True),
     "K=2": dict(K=2),
+    "K=10": dict(K=10, n=500),  # two classes per lane in class_stats (8 < K <= 16)
+    "K=16": dict(K=16, n=600, weights=True),
     "K=100": dict(K=100, n=600, d=3),
     "bins=2": dict(max_bins=2),
     "one constant feature": dict(constant=True),

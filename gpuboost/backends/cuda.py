@@ -51,7 +51,7 @@ PLAIN_KERNELS = ("reset_tree", "pick_leaf", "derive_larger", "split_gains", "par
                  "leaf_steps")
 TEMPLATE_KERNELS = ("histogram", "part_count", "part_scatter", "apply_tree", "predict_add")
 #: class_stats<CPL>: CPL classes per lane, 1 for K <= 32, 4 for K <= 128
-STAT_KERNELS = ("class_stats<1>", "class_stats<4>")
+STAT_KERNELS = ("class_stats<1>", "class_stats<2>", "class_stats<4>")
 KERNEL_NAMES = (PLAIN_KERNELS + tuple(f"{k}<{t}>" for t in CODE_TYPES.values() for k in TEMPLATE_KERNELS)
                 + STAT_KERNELS)
 
@@ -171,7 +171,7 @@ class _Kernels:
             setattr(self, name, _kernel(module, name))
         for name in TEMPLATE_KERNELS:
             setattr(self, name, _kernel(module, f"{name}<{t}>"))
-        self.class_stats = {1: _kernel(module, "class_stats<1>"), 4: _kernel(module, "class_stats<4>")}
+        self.class_stats = {c: _kernel(module, f"class_stats<{c}>") for c in (1, 2, 4)}
 
 
 def import_numba_cuda():
@@ -223,8 +223,9 @@ class CudaBackend(Backend):
         if K > MAX_CLASSES:
             raise ValueError(f"The CUDA backend trains at most {MAX_CLASSES} classes; this problem has {K}. "
                              "Use device='cpu'.")
-        self.KP = min(32, 1 << max(0, (K - 1).bit_length()))  # lanes per row in class_stats
-        self.cpl = 1 if K <= 32 else 4  # classes per lane
+        self.cpl = 2 if 8 < K <= MERGED_MAX_K else (1 if K <= 32 else 4)  # classes per lane
+        # lanes per row in class_stats
+        self.KP = 8 if self.cpl == 2 else min(32, 1 << max(0, (K - 1).bit_length()))
         if self.n_codes * 3 * 4 + 8 > HIST_SHARED_BYTES:
             raise ValueError(
                 f"The CUDA backend's histograms hold at most 4095 bins per feature; this model has "
