@@ -149,11 +149,28 @@ def gpu_memory_error(needed: int, what: str = "") -> MemoryError:
     cupy.get_default_memory_pool().free_all_blocks()
     free, total = cupy.cuda.runtime.memGetInfo()
     what = f" {what}" if what else ""
+    rmm = _rmm_resource()
+    rmm = (f"; CuPy allocates through RMM's {rmm}, whose own limit can be lower than the free memory" if rmm
+           else "")
     return MemoryError(
         f"The GPU ran out of memory: this needs about {needed / 2**30:.2f} GiB on the device{what} "
-        f"({free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB free). Train on fewer rows, use max_bins <= 255 "
+        f"({free / 2**30:.2f} GiB of {total / 2**30:.2f} GiB free{rmm}). Train on fewer rows, use max_bins <= 255 "
         "(one byte per value), free other GPU memory, or use device='cpu'."
     )
+
+
+def _rmm_resource() -> str:
+    """The name of RMM's current device resource where CuPy allocates through RMM, else ""."""
+    import cupy
+
+    if not str(getattr(cupy.cuda.get_allocator(), "__module__", "") or "").startswith("rmm"):
+        return ""
+    try:
+        import rmm
+
+        return type(rmm.mr.get_current_device_resource()).__name__
+    except Exception:
+        return "memory resource"
 
 
 def check_X_device(est, X, reset: bool):

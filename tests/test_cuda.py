@@ -241,12 +241,19 @@ def test_deterministic_model_bytes(tmp_path):
 
 
 def test_fit_predict_auto_picks_the_gpu_and_cpu_prediction_agrees():
+    """device="auto" trains on the GPU; the CPU predicts its model exactly; it is as accurate as
+    the CPU's model. Not the same model: pendigits has three classes of 780 rows and three of 719,
+    so at F = 0 nine pairs tie exactly under eq (33) and float rounding picks one at the first node
+    (the CPU [4 9], the GPU [0 3]); the trajectories part there. Their test errors at 1000 trees,
+    measured over row permutations 0-3 (benchmarks/permutation_spread.py, H200, docs/gpu.md): CPU
+    86-88, GPU 86-88 (85-89 before the two-classes-per-lane class statistics); at 200 trees the
+    spread is 98-114, too wide to test. The tolerance, 8, is twice the widest spread seen (85-89)."""
     from gpuboost import BoostClassifier
     from gpuboost.backends.cpu import CpuBackend
     from conftest import load_dataset
 
     X, y, Xt, yt = load_dataset("pendigits")
-    model = BoostClassifier(n_estimators=200).fit(X, y)
+    model = BoostClassifier(n_estimators=1000).fit(X, y)
     assert model.device_ == "cuda"
     F_gpu = model.decision_function(Xt)
     F_cpu = np.zeros_like(F_gpu)
@@ -254,9 +261,9 @@ def test_fit_predict_auto_picks_the_gpu_and_cpu_prediction_agrees():
                          model.learning_rate)
     assert np.array_equal(F_gpu, F_cpu)
     errors = int(np.count_nonzero(model.predict(Xt) != yt))
-    cpu = BoostClassifier(n_estimators=200, device="cpu").fit(X, y)
+    cpu = BoostClassifier(n_estimators=1000, device="cpu").fit(X, y)
     errors_cpu = int(np.count_nonzero(cpu.predict(Xt) != yt))
-    assert abs(errors - errors_cpu) <= 10, (errors, errors_cpu)
+    assert abs(errors - errors_cpu) <= 8, (errors, errors_cpu)
 
 
 def test_optdigits_converges_to_the_papers_tolerance():
@@ -294,6 +301,56 @@ def test_out_of_memory_is_a_clear_error_and_the_process_recovers():
         pool.set_limit(size=0)
     model = BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
     assert model.predict(X[:10]).shape == (10,)
+
+
+RMM_OUT_OF_MEMORY = """
+import numpy as np
+import rmm
+
+# an RMM pool capped at 8 MiB, set by the caller before gpuboost's first fit (gpuboost keeps it)
+rmm.mr.set_current_device_resource(
+    rmm.mr.PoolMemoryResource(rmm.mr.CudaMemoryResource(), initial_pool_size=2**23, maximum_pool_size=2**23))
+from gpuboost import BoostClassifier
+from gpuboost.backends.cuda import use_rmm_pool
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200_000, 20))
+y = rng.integers(0, 10, size=200_000)
+try:
+    BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
+except MemoryError as exc:
+    print("ERROR", exc)
+else:
+    raise SystemExit("no MemoryError from a fit that needs more than the 8 MiB pool")
+print("MEMORY", use_rmm_pool())
+rmm.mr.set_current_device_resource(rmm.mr.CudaMemoryResource())  # the caller lifts the cap
+model = BoostClassifier(n_estimators=2, device="cuda").fit(X, y)
+print("REFIT", model.predict(X[:10]).shape)
+"""
+
+
+def test_out_of_memory_under_rmm_is_a_clear_error_and_the_process_recovers():
+    """RMM's out-of-memory path: a fit that needs more than the caller's capped RMM pool raises
+    the same clear MemoryError (it names RMM's resource), and a fit after the cap is lifted
+    works in the same process. In a child process: RMM's resource is set once per process."""
+    pytest.importorskip("rmm")
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH")) if p))
+    env.pop("GPUBOOST_RMM", None)
+    done = subprocess.run([sys.executable, "-c", RMM_OUT_OF_MEMORY], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines()
+                 if line.startswith(("ERROR ", "MEMORY ", "REFIT ")))
+    assert lines["MEMORY"] == "rmm pool", done.stdout
+    assert "GPU ran out of memory: this needs about" in lines["ERROR"], done.stdout
+    assert "RMM's PoolMemoryResource" in lines["ERROR"], done.stdout
+    assert lines["REFIT"] == "(10,)", done.stdout
 
 
 def test_gpu_inputs_are_binned_where_they_are(monkeypatch, tmp_path):
