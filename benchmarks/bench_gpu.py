@@ -39,6 +39,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from bench_cpu import load  # noqa: E402  (the datasets and their splits)
 
+os.environ.setdefault("GPUBOOST_RMM", "0")  # CuPy's pool, whose size is the GPU memory reported
+
 LEAVES = 20
 LEARNING_RATE = 0.1
 

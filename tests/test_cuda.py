@@ -398,3 +398,32 @@ def test_gpu_inputs_are_binned_where_they_are(monkeypatch, tmp_path):
     codes_d = from_gpu._bin_mapper.transform(cupy.asarray(Xt))
     assert isinstance(codes_d, cupy.ndarray)
     assert np.array_equal(codes_d.get(), from_host._bin_mapper.transform(Xt))
+
+
+def test_a_large_numpy_X_is_binned_on_the_gpu_with_the_same_model(monkeypatch, tmp_path):
+    """A NumPy X of at least GPU_BINNING_VALUES values for GPU training is uploaded as it is
+    (float32 here) and binned on the GPU: the same model file as the host's binning. A weighted
+    fit stays on the host route (its GPU edges would be equal only to rounding)."""
+    from gpuboost import BoostClassifier, _validation, sklearn as gb_sklearn
+    from conftest import load_dataset
+
+    X, y, _, _ = load_dataset("pendigits")
+    X = X.astype(np.float32)
+    X[np.random.default_rng(1).uniform(size=X.shape) < 0.05] = np.nan
+    uploads = []
+    real_upload = _validation.upload_X
+
+    def upload_X(a):
+        uploads.append(a.shape)
+        return real_upload(a)
+
+    monkeypatch.setattr(_validation, "upload_X", upload_X)
+    monkeypatch.setattr(gb_sklearn, "GPU_BINNING_VALUES", X.size)
+    BoostClassifier(n_estimators=30, device="cuda").fit(X, y).save_model(tmp_path / "gpu.json")
+    assert uploads == [X.shape]
+    BoostClassifier(n_estimators=2, device="cuda").fit(X, y, sample_weight=np.ones(len(y)))
+    assert uploads == [X.shape]
+    monkeypatch.setattr(gb_sklearn, "GPU_BINNING_VALUES", X.size + 1)
+    BoostClassifier(n_estimators=30, device="cuda").fit(X, y).save_model(tmp_path / "host.json")
+    assert uploads == [X.shape]
+    assert (tmp_path / "gpu.json").read_bytes() == (tmp_path / "host.json").read_bytes()

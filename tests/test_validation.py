@@ -150,6 +150,26 @@ def test_an_object_array_of_integers_is_integer_labels():
     np.testing.assert_array_equal(model.predict_proba(X), small().fit(X, y).predict_proba(X))
 
 
+@pytest.mark.parametrize("labels", [
+    np.array([3, 1, 3, 7, 1]), np.array([-5, 2, -5, 0], dtype=np.int8), np.array([True, False, True]),
+    np.array([0, 2**63 + 5, 7], dtype=np.uint64), np.array([2**64 - 1, 2**64 - 3], dtype=np.uint64),
+    np.array([10, 10**9, 10]), rng.integers(100, 140, size=5000).astype(np.uint16),
+])
+def test_labels_counted_are_labels_sorted(labels):
+    """encode_labels counts small-range integer labels (linear time) instead of sorting them:
+    the same classes, in y's dtype, and the same codes as scikit-learn's LabelEncoder."""
+    from sklearn.preprocessing import LabelEncoder
+
+    from gpuboost._validation import encode_labels
+
+    classes, codes = encode_labels(labels)
+    encoder = LabelEncoder().fit(labels)
+    assert classes.dtype == encoder.classes_.dtype
+    np.testing.assert_array_equal(classes, encoder.classes_)
+    np.testing.assert_array_equal(codes, encoder.transform(labels))
+    assert codes.dtype == np.intp
+
+
 def table() -> str:
     lines = ["| input | error | message |", "| --- | --- | --- |"]
     for name in CASES:
