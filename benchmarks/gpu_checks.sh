@@ -15,6 +15,18 @@ python=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
 # every GPU test (stages against NumPy, trees from the same F, determinism, fused update, GPU inputs, OOM)
 $python -m pytest -q tests/test_cuda.py tests/test_numba_kernels.py -p no:warnings 2>&1 | tee "$out/tests.log"
+# the stage kernels under compute-sanitizer (K = 10 and 16: class_stats with two classes per lane),
+# where it exists; API errors are left out (numba-cuda probes cuGetProcAddress while it starts)
+if command -v compute-sanitizer > /dev/null; then
+    stages="tests/test_cuda.py::test_stages_against_numpy[K=4] tests/test_cuda.py::test_stages_against_numpy[K=10]"
+    stages="$stages tests/test_cuda.py::test_stages_against_numpy[K=16] tests/test_cuda.py::test_stages_against_numpy[K=100]"
+    for tool in memcheck racecheck synccheck; do
+        api=""; [ $tool = memcheck ] && api="--report-api-errors no"  # as run on the H200 (2026-11-26)
+        compute-sanitizer --tool $tool $api --error-exitcode 9 $python -m pytest -q $stages \
+            -p no:cacheprovider > "$out/sanitizer-$tool.log" 2>&1
+        echo "compute-sanitizer $tool: exit $? ($out/sanitizer-$tool.log)"
+    done
+fi
 # per-kernel device time (Nsight Compute), where ncu exists
 if command -v ncu > /dev/null; then
     for data in covertype290k poker; do
