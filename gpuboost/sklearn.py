@@ -261,8 +261,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         arrays, weighted fits and pandas frames (their column names) are binned on the host.
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
-                and sample_weight is None and getattr(y, "ndim", 1) == 1
-                and self.algorithm not in ("klogitboost", "adaboostmh"))
+                and sample_weight is None and getattr(y, "ndim", 1) == 1)
 
     def _fit(self, X, y, sample_weight, eval_set, init_model):
         self._check_params()
