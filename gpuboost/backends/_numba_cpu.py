@@ -80,8 +80,9 @@ NO_CROSS = np.bool_(False)
 #: A node of this many rows or more is partitioned by two threads (partition_halves), where
 #: there are two. From 4096 rather than 32768 (2026-11-26, ab_grow_tree.py, the same trees,
 #: median B/A of 40 alternated rounds): letter 0.957 and 0.958 (8192: 0.952, 0.938), pendigits
-#: 0.998 and 1.013, covertype290k 1.007 (12 rounds of 3 trees). While one thread partitions, the other waits: on letter
-#: the partition was 6% of the first thread's time in a sampled profile (perf).
+#: 0.998 and 1.013, covertype290k 1.007 (12 rounds of 3 trees). While one thread partitions,
+#: the other waits: on letter the partition was 6% of the first thread's time in a sampled
+#: profile (perf).
 PARTITION_HALVES_ROWS = 1 << 12
 
 #: set_scores splits its rows between the threads from this many (row, class) scores.
