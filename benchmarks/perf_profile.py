@@ -26,6 +26,7 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,8 @@ def main() -> None:
     if args.child:
         child(args.dataset, args.trees, args.leaves, args.threads, args.seconds + 3.0, args.ready)
         return
+    if shutil.which("perf") is None:
+        raise SystemExit("perf_profile.py: needs Linux perf (Debian: apt install linux-perf)")
     with tempfile.TemporaryDirectory() as tmp:
         ready = Path(tmp) / "ready"
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba-cache"))
@@ -126,9 +129,12 @@ def main() -> None:
         pid = ready.read_text()
         data = Path(tmp) / "perf.data"
         time.sleep(1.0)
-        subprocess.run(["perf", "record", "-q", "-F", "2000", "-p", pid, "-o", str(data), "--", "sleep",
-                        str(args.seconds)], check=True, stdout=subprocess.DEVNULL)
+        recorded = subprocess.run(["perf", "record", "-q", "-F", "2000", "-p", pid, "-o", str(data), "--", "sleep",
+                                   str(args.seconds)], stdout=subprocess.DEVNULL)
         proc.wait()
+        if recorded.returncode != 0:
+            raise SystemExit("perf_profile.py: perf record failed (see its message above; a kernel that "
+                             "does not let users sample processes needs kernel.perf_event_paranoid <= 2)")
         report = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort", "pid,dso,sym",
                                  "--stdio", "-t", "|"], capture_output=True, text=True).stdout
         Path(f"/tmp/perf-{pid}.map").unlink(missing_ok=True)
