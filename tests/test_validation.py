@@ -170,6 +170,17 @@ def test_labels_counted_are_labels_sorted(labels):
     assert codes.dtype == np.intp
 
 
+@pytest.mark.parametrize("labels", [np.ones(5, bool), np.zeros(4, bool), np.full(3, 7, np.uint8),
+                                    np.full(4, -2, np.int64)])
+def test_one_counted_label_is_a_clear_error(labels):
+    """A y of one integer or bool value (all True included) gets encode_labels' clear error,
+    not an error from inside its counting."""
+    from gpuboost._validation import encode_labels
+
+    with pytest.raises(ValueError, match="only 1 class"):
+        encode_labels(labels)
+
+
 def table() -> str:
     lines = ["| input | error | message |", "| --- | --- | --- |"]
     for name in CASES:
