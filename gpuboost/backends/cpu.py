@@ -170,8 +170,7 @@ class CpuBackend(Backend):
         pairs = np.empty((len(segments), 2), dtype=np.int64)
         for j, (start, stop) in enumerate(segments):
             pairs[j] = kernels.node_pair(self.rows, int(start), int(stop), self.p, self.pct, self.top, self.y,
-                                         self.weight,
-                                         self.weighted, rule == "eq32", self._G, self._Hd, self._C)
+                                         self.weight, self.weighted, rule == "eq32", self._G, self._Hd, self._C)
         return pairs
 
     def node_sums(self, segments, pairs):
