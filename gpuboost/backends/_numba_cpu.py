@@ -844,32 +844,25 @@ def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, we
         A = np.zeros(K)  # the thread's own
         g0 = g1 = g2 = g3 = h0 = h1 = h2 = h3 = _vsplat(0.0)
         i = i_lo
+        # each row's code inlined twice (four rows at a time, then the rest), not five times:
+        # five copies made this kernel a third of a first fit's compilation (17 s of it)
         if K >= INTERLEAVED_CLASSES:
             while i + 4 <= i_hi:
-                r0, r1, r2, r3 = _four_rows_rest(E, i, top)
-                if with_root:  # (the rows in order: the class sums' terms are added in row order)
-                    rest[i], pct[i], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i, top[i], r0, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
-                    rest[i + 1], pct[i + 1], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i + 1, top[i + 1], r1, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
-                    rest[i + 2], pct[i + 2], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i + 2, top[i + 2], r2, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
-                    rest[i + 3], pct[i + 3], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                        E, i + 3, top[i + 3], r3, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
-                else:
-                    rest[i], pct[i] = _row_softmax_finish(E, i, top[i], r0, p)
-                    rest[i + 1], pct[i + 1] = _row_softmax_finish(E, i + 1, top[i + 1], r1, p)
-                    rest[i + 2], pct[i + 2] = _row_softmax_finish(E, i + 2, top[i + 2], r2, p)
-                    rest[i + 3], pct[i + 3] = _row_softmax_finish(E, i + 3, top[i + 3], r3, p)
+                rest[i], rest[i + 1], rest[i + 2], rest[i + 3] = _four_rows_rest(E, i, top)
+                for q in range(i, i + 4):  # (in row order: the class sums' terms are added in row order)
+                    if with_root:
+                        rest[q], pct[q], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                            E, q, top[q], rest[q], p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+                    else:
+                        rest[q], pct[q] = _row_softmax_finish(E, q, top[q], rest[q], p)
                 i += 4
-        if with_root:
-            for i in range(i, i_hi):
-                t = top[i]
-                rest[i], pct[i], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
-                    E, i, t, _row_rest(E, i, t), p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
-        else:
-            for i in range(i, i_hi):
-                rest[i], pct[i] = _row_softmax_top(E, i, top[i], p)
+        for q in range(i, i_hi):
+            r = _row_rest(E, q, top[q])
+            if with_root:
+                rest[q], pct[q], g0, g1, g2, g3, h0, h1, h2, h3 = _finish_with_terms(
+                    E, q, top[q], r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
+            else:
+                rest[q], pct[q] = _row_softmax_finish(E, q, top[q], r, p)
         if with_root:
             _vstore_block(root_sums[block, 0], ZERO, K, g0, g1, g2, g3)
             _vstore_block(root_sums[block, 1], ZERO, K, h0, h1, h2, h3)
