@@ -254,6 +254,8 @@ class BinMapper:
         mapper = cls(int(data["max_bins"]))
         mapper.edges_ = [np.asarray(e, dtype=np.float64).reshape(-1) for e in data["edges"]]
         for f, e in enumerate(mapper.edges_):
+            if not np.all(np.isfinite(e)):  # (fit makes finite edges only: see _midpoints)
+                raise ValueError(f"bin edges of feature {f} are not all finite")
             if e.size >= mapper.max_bins or (e.size > 1 and not np.all(np.diff(e) > 0)):
                 raise ValueError(f"bin edges of feature {f} are not increasing or too many")
         mapper.n_bins_ = np.array([e.size + 1 for e in mapper.edges_], dtype=np.int32)

@@ -88,14 +88,21 @@ def _finite_or_none(values: np.ndarray) -> list:
     return [float(v) if np.isfinite(v) else None for v in values]
 
 
+def _plain(value):
+    """A parameter as JSON takes it: NumPy scalars (np.int64(3) from a parameter grid, say)
+    as the Python numbers, booleans and strings they hold."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _params(estimator) -> dict:
     params = estimator.get_params(deep=False)
+    # what the trees were trained with, should set_params have changed the parameters since
+    params.update(getattr(estimator, "_trained_with", {}))
+    params = {name: _plain(value) for name, value in params.items()}
     # A RandomState instance has no JSON form; the fitted model does not depend on it.
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
     params["callbacks"] = None  # code, not data: never saved
-    # what the trees were trained with, should set_params have changed the parameters since
-    params.update(getattr(estimator, "_trained_with", {}))
     return params
 
 
@@ -120,7 +127,39 @@ def model_to_dict(estimator) -> dict:
         "train_loss": [float(v) for v in estimator.train_loss_],
         "trees": trees,
         **({"multilabel": True} if getattr(estimator, "multilabel_", False) else {}),
+        # the feature index base of the LibSVM file the command line trained on (its predict
+        # and evaluate read LibSVM files with it)
+        **({"libsvm_zero_based": bool(estimator.libsvm_zero_based_)}
+           if hasattr(estimator, "libsvm_zero_based_") else {}),
     }
+
+
+def _model_path(path, action: str) -> str:
+    """A model file's path as a str (bytes decoded as file names are); an int (a file
+    descriptor, which open() would take and then close) or another type is refused."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{action} needs a file path (str or os.PathLike), got {type(path).__name__} {path!r}.")
+    path = os.fspath(path)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if path == "":
+        raise ValueError(f"{action} needs a file path, got an empty string.")
+    return path
+
+
+def check_writable(path) -> str:
+    """The path a model will be saved to, checked before anything is written (or trained):
+    its folder exists and it is not a folder itself."""
+    path = _model_path(path, "save_model")
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"cannot save the model to {path!r}: it is a directory; give a file name in it.")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"cannot save the model to {path!r}: the directory {directory!r} does not exist; "
+                                "create it first.")
+    return path
 
 
 def save_model(estimator, path) -> None:
@@ -128,12 +167,16 @@ def save_model(estimator, path) -> None:
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator, "trees_")
+    path = check_writable(path)
     payload = model_to_dict(estimator)
     payload["checksum"] = _checksum(payload)
     text = _dumps(payload)
-    path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot save the model to {path!r}: cannot write in {directory!r} "
+                                   f"({exc.strerror})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -165,10 +208,13 @@ def _umask() -> int:
 
 
 def _read(path) -> dict:
+    path = _model_path(path, "load_model")
     try:
         with open(path, "r", encoding="utf-8") as f:
             data = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise ModelFormatError(f"{path} is not a gpuboost model file: its JSON is nested too deeply.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:  # (ValueError: a huge integer)
         raise ModelFormatError(
             f"{path} is not a gpuboost model file: it is not valid JSON ({exc}). "
             "The file may be truncated or damaged; save the model again."
@@ -176,7 +222,7 @@ def _read(path) -> dict:
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise ModelFormatError(f"{path} is not a gpuboost model file (no 'format': '{FORMAT_NAME}').")
     version = data.get("format_version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelFormatError(f"{path}: format_version {version!r} is not valid.")
     if version > FORMAT_VERSION:
         raise ModelFormatError(
@@ -207,8 +253,10 @@ def _check_tree(tree: Tree, index: int, n_features: int, n_classes: int, max_bin
     else:
         internal = ~tree.is_leaf
         children = np.concatenate([tree.left[internal], tree.right[internal]])
-        if np.any(tree.feature >= n_features):
+        if np.any(tree.feature >= n_features) or np.any(tree.feature < -1):  # (-1: a leaf)
             problems.append("a feature index out of range")
+        if np.any(tree.left[~internal] != -1) or np.any(tree.right[~internal] != -1):
+            problems.append("a leaf with children")
         if children.size and (children.min() < 1 or children.max() >= n or np.unique(children).size != children.size):
             problems.append("child links that do not form a tree")
         if np.any((tree.left[internal] <= np.flatnonzero(internal))):
@@ -234,7 +282,9 @@ def load_into(estimator, path) -> None:
         if data.get("multilabel", False) and not np.array_equal(classes, np.arange(len(classes))):
             raise ModelFormatError("a multi-label model's classes must be its label indices 0 .. L-1")
         mapper = BinMapper.from_dict(data["binning"])
-        n_features = int(data["n_features"])
+        n_features = data["n_features"]
+        if not isinstance(n_features, int) or isinstance(n_features, bool) or n_features < 1:
+            raise ModelFormatError(f"'n_features' must be an integer >= 1, got {n_features!r}")
         trees = []
         for k, entry in enumerate(data["trees"]):
             entry = dict(entry)
@@ -250,6 +300,15 @@ def load_into(estimator, path) -> None:
         train_loss = np.asarray(data["train_loss"], dtype=np.float64)
         initial_loss = float(data["initial_loss"])
         feature_names = data["feature_names"]
+        if feature_names is not None and not (
+            isinstance(feature_names, list) and len(feature_names) == n_features
+            and all(isinstance(name, str) for name in feature_names)
+        ):
+            raise ModelFormatError(f"'feature_names' must be null or a list of {n_features} strings")
+        for key in ("multilabel", "libsvm_zero_based"):
+            if not isinstance(data.get(key, False), bool):
+                raise ModelFormatError(f"{key!r} must be true or false, got {data[key]!r}")
+        _check_loaded_params(params)
         from .algorithms import trees_per_iteration
 
         per = trees_per_iteration(params["algorithm"], len(classes))
@@ -279,7 +338,28 @@ def load_into(estimator, path) -> None:
     estimator.eval_loss_, estimator.eval_error_ = [], []
     estimator.device_ = "cpu"
     estimator.multilabel_ = bool(data.get("multilabel", False))
+    if "libsvm_zero_based" in data:
+        estimator.libsvm_zero_based_ = data["libsvm_zero_based"]
+    elif hasattr(estimator, "libsvm_zero_based_"):
+        del estimator.libsvm_zero_based_
     estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"]}
+
+
+def _check_loaded_params(params: dict) -> None:
+    """The parameters of a model file, checked as fit checks them (a file edited by hand
+    might hold an unknown algorithm or a negative learning rate)."""
+    from . import _validation
+    from .algorithms import ALGORITHMS
+    from .sklearn import BoostClassifier
+
+    unknown = sorted(set(params) - set(BoostClassifier().get_params()))
+    if unknown:
+        raise ModelFormatError(f"unknown parameters {unknown}; a newer gpuboost may have written the file")
+    probe = BoostClassifier(**params)
+    try:
+        _validation.check_params(probe, ALGORITHMS)
+    except ValueError as exc:
+        raise ModelFormatError(f"its parameters are not valid: {exc}") from None
 
 
 def load_model(path):

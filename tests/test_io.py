@@ -264,3 +264,74 @@ def test_a_tree_keeps_read_only_views_and_leaves_its_arrays_writable():
     for again in (pickle.loads(pickle.dumps(tree)), copy.deepcopy(tree)):  # (unpickled arrays are writable)
         assert not any(getattr(again, name).flags.writeable for name in [*arrays, "vector"])
         np.testing.assert_array_equal(again.value, tree.value)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["params"].update(algorithm="nope"), "parameters are not valid: algorithm='nope'"),
+    (lambda d: d["params"].update(learning_rate=-1), "learning_rate must be a finite number > 0"),
+    (lambda d: d["params"].update(learning_rate="0.1"), "learning_rate must be a finite number > 0"),
+    (lambda d: d["params"].update(shrinkage=0.1), r"unknown parameters \['shrinkage'\]"),
+    (lambda d: d["binning"]["edges"][0].__setitem__(0, None), "bin edges of feature 0 are not all finite"),
+    (lambda d: d["trees"][0]["feature"].__setitem__(0, -5), "a feature index out of range"),
+    (lambda d: d["trees"][0]["feature"].__setitem__(0, -1), "a leaf with children"),
+    (lambda d: d.update(feature_names=["a"]), "'feature_names' must be null or a list of 5 strings"),
+    (lambda d: d.update(feature_names=7), "'feature_names' must be null or a list of 5 strings"),
+    (lambda d: d.update(n_features=4.7), "'n_features' must be an integer >= 1"),
+    (lambda d: d.update(multilabel="yes"), "'multilabel' must be true or false"),
+    (lambda d: d.update(libsvm_zero_based=1), "'libsvm_zero_based' must be true or false"),
+    (lambda d: d.update(format_version=True), "format_version True is not valid"),
+], ids=["unknown algorithm", "negative rate", "rate a string", "unknown parameter", "null edge", "negative feature", "a leaf split",
+        "names too few", "names a number", "n_features a float", "multilabel a string", "base an int",
+        "version a bool"])
+def test_a_file_with_valid_checksum_but_invalid_content_is_refused(fitted, tmp_path, edit, message):
+    """A file edited by hand (its checksum redone) that fit could not have written: a clear
+    ModelFormatError, not a model that predicts something else (these loaded before)."""
+    with pytest.raises(ModelFormatError, match=message):
+        gpuboost.load_model(_saved_with_valid_checksum(fitted[0], tmp_path, edit))
+
+
+def test_numpy_scalar_parameters_are_saved_as_numbers(fitted, tmp_path):
+    """Parameters from a NumPy grid (np.int64, np.float32, np.bool_) fit, and they save: JSON
+    has no NumPy types (this raised 'Object of type int64 is not JSON serializable')."""
+    X = fitted[1]
+    y = np.arange(len(X)) % 3
+    model = BoostClassifier(n_estimators=np.int64(3), max_leaves=np.int32(4), learning_rate=np.float32(0.5),
+                            warm_start=np.bool_(False)).fit(X, y)
+    model.save_model(tmp_path / "m.json")
+    params = json.loads((tmp_path / "m.json").read_text())["params"]
+    assert params["n_estimators"] == 3 and params["max_leaves"] == 4 and params["warm_start"] is False
+    assert params["learning_rate"] == float(np.float32(0.5))
+    np.testing.assert_array_equal(gpuboost.load_model(tmp_path / "m.json").predict_proba(X), model.predict_proba(X))
+
+
+def test_paths_are_checked_before_writing(fitted, tmp_path):
+    """save_model names the user's path (not its temporary file) when the folder is missing or
+    the path is a folder; load_model refuses a file descriptor (open() would close it)."""
+    model = fitted[0]
+    with pytest.raises(FileNotFoundError, match=r"cannot save the model to .*nodir/m.json.*does not exist"):
+        model.save_model(tmp_path / "nodir" / "m.json")
+    with pytest.raises(IsADirectoryError, match="it is a directory"):
+        model.save_model(tmp_path)
+    with pytest.raises(ValueError, match="empty string"):
+        model.save_model("")
+    with pytest.raises(TypeError, match="needs a file path"):
+        gpuboost.load_model(1)
+    with pytest.raises(TypeError, match="needs a file path"):
+        BoostClassifier().load_model(0)
+    model.save_model(bytes(tmp_path / "b.json"))  # a bytes path, as load_model takes it
+    assert gpuboost.load_model(bytes(tmp_path / "b.json")).n_trees_ == model.n_trees_
+
+
+def test_a_checkpoint_to_a_missing_folder_fails_before_training(small_multiclass, tmp_path):
+    from gpuboost.callback import Callback, Checkpoint
+
+    X, y = small_multiclass
+    seen = []
+
+    class Count(Callback):
+        def after_iteration(self, model, iteration):
+            seen.append(iteration)
+
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "no" / "c.json"), Count()]).fit(X, y)
+    assert seen == []
