@@ -231,7 +231,28 @@ def check_X(est, X, reset: bool) -> np.ndarray:
         # another kind of object: a TypeError, as float() itself raises
         raise TypeError(f"X must be numeric, but {problem} (float() argument must be a string or a real "
                         f"number).{advice}")
-    return validate_data(est, X, reset=reset, dtype=np.float64, ensure_all_finite=False)
+    return validate_data(est, _na_as_nan(X), reset=reset, dtype=np.float64, ensure_all_finite=False)
+
+
+def _na_as_nan(X):
+    """X with pandas.NA in object columns (or an object array) as NaN: a missing value, as None
+    is (NumPy converts None to NaN, not pandas.NA). Other X unchanged."""
+    def is_na(value):
+        return type(value).__name__ == "NAType"
+
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        columns = [name for name, dtype in zip(X.columns, X.dtypes) if dtype == object]
+        if any(X[name].map(is_na).any() for name in columns):
+            X = X.copy()
+            for name in columns:
+                X[name] = X[name].map(lambda v: np.nan if is_na(v) else v)
+        return X
+    if isinstance(X, np.ndarray) and X.dtype == object:
+        na = np.frompyfunc(is_na, 1, 1)(X).astype(bool)
+        if na.any():
+            X = X.copy()
+            X[na] = np.nan
+    return X
 
 
 #: Algorithms that learn from a multi-label indicator y: AdaBoost.MH natively, K-LogitBoost with
@@ -274,9 +295,26 @@ def label_indicator(y, algorithm: str):
     return Y.astype(bool)
 
 
+def _is_missing(value) -> bool:
+    """None, NaN or pandas.NA: a missing label or value."""
+    return (value is None or type(value).__name__ == "NAType"
+            or (isinstance(value, (float, np.floating)) and np.isnan(value)))
+
+
 def _labels_1d(y) -> np.ndarray:
     if y is None:
         raise ValueError("BoostClassifier requires y to be passed, but the target y is None.")
+    if isinstance(y, (list, tuple)):
+        # np.asarray would make one type of a list's labels ([1, 'a'] -> ['1', 'a'], [True, 2] ->
+        # [1, 2]): its values are checked as an object array's are
+        as_object = np.empty(len(y), dtype=object)
+        try:
+            as_object[:] = y
+        except ValueError:  # nested lists: a 2-D y, told below
+            pass
+        else:
+            if not any(isinstance(v, (list, tuple, np.ndarray)) for v in as_object):
+                _object_labels(as_object[[not _is_missing(v) for v in as_object]])  # (raises for mixed types)
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         from sklearn.utils.validation import column_or_1d
@@ -284,7 +322,7 @@ def _labels_1d(y) -> np.ndarray:
         y = column_or_1d(y, warn=True)  # scikit-learn's convention: a warning, then 1-D
     if y.ndim != 1:
         raise ValueError(f"y must hold one class label per row (shape (n_samples,)), got shape {y.shape}.")
-    missing = np.array([v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)) for v in y]) \
+    missing = np.array([_is_missing(v) for v in y], dtype=bool) \
         if y.dtype.kind == "O" else (np.isnan(y) if y.dtype.kind == "f" else np.zeros(len(y), bool))
     if missing.any():
         rows = np.flatnonzero(missing)
@@ -387,9 +425,13 @@ def check_weight(sample_weight, n_rows: int):
     if sample_weight is None:
         return None
     try:
-        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("sample_weight must be numbers, one per row of X.") from None
+    if w.ndim > 1:  # (flattened, an (n, 2) array would give 2 n weights in an order of its own)
+        raise ValueError(f"sample_weight must be 1-D, one weight per row of X (shape ({n_rows},)); got shape "
+                         f"{w.shape}.")
+    w = w.reshape(-1)
     if w.shape[0] != n_rows:
         raise ValueError(f"sample_weight has {w.shape[0]} entries but X has {n_rows} rows.")
     bad = ~np.isfinite(w) | (w < 0)

@@ -176,6 +176,12 @@ def boost(
             grown, loss = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base), score=True)
             if loss is None:
                 loss = rescore(F)  # the next iteration's probabilities, and this loss
+        if not np.isfinite(loss):  # (K-LogitBoost's unnormalised link, exp(F - 1), can overflow)
+            raise FloatingPointError(
+                f"training diverged at iteration {iteration + 1}: the training loss of {algorithm} is {loss} (its "
+                f"scores overflowed). Lower learning_rate (now {learning_rate})"
+                + ("." if algorithm == "adaboostmh" else " or leaf_clip.")
+            )
         trees.extend(grown)
         train_loss.append(loss)
         if hasattr(backend, "hamming_loss"):

@@ -65,6 +65,11 @@ class Checkpoint(Callback):
         self.every = _integer("every", every, 1)
         self.path = os.fspath(path)
 
+    def before_training(self, model) -> None:
+        from .io import check_writable
+
+        check_writable(self.path)  # before the first `every` iterations are trained for nothing
+
     def after_iteration(self, model, iteration: int) -> bool:
         if (iteration + 1) % self.every == 0:
             model.save_model(self.path)

@@ -402,7 +402,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             learning_rate=float(self.learning_rate),
             tol=float(self.tol),
             grower_params=GrowerParams(
-                max_leaves=self.max_leaves,
+                # a tree has at most n_rows // min_samples_leaf leaves (each holds that many rows):
+                # a larger max_leaves grows the same trees, but the growers allocate for
+                # max_leaves nodes (max_leaves=10**9 ran out of memory)
+                max_leaves=min(self.max_leaves, max(2, n_rows // self.min_samples_leaf)),
                 min_samples_leaf=self.min_samples_leaf,
                 pair_rule=self.pair_rule,
                 leaf_clip=float(self.leaf_clip),
@@ -476,6 +479,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"its learning_rate is {trained['learning_rate']}, this estimator's {self.learning_rate}")
         if trained["algorithm"] != self.algorithm:
             problems.append(f"its algorithm is {trained['algorithm']!r}, this estimator's {self.algorithm!r}")
+        if init._bin_mapper.max_bins != self.max_bins:  # (a continuation keeps the model's binning)
+            problems.append(f"its max_bins is {init._bin_mapper.max_bins}, this estimator's {self.max_bins}")
         if len(init.train_loss_) > self.n_estimators:
             problems.append(f"it has {len(init.train_loss_)} iterations already, more than n_estimators={self.n_estimators}")
         if problems:

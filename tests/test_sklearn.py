@@ -401,3 +401,26 @@ def test_an_unhashable_subclass_still_predicts(small_multiclass):
     model = Unhashable(n_estimators=4, max_leaves=5).fit(X, y)
     reference = BoostClassifier(n_estimators=4, max_leaves=5).fit(X, y)
     np.testing.assert_array_equal(model.decision_function(X), reference.decision_function(X))
+
+
+def test_max_leaves_beyond_the_rows_grows_the_same_trees(small_multiclass):
+    """A tree has at most n_samples // min_samples_leaf leaves: a larger max_leaves grows the
+    same trees, without allocating for it (max_leaves=10**9 was killed for lack of memory)."""
+    X, y = small_multiclass[0][:80], small_multiclass[1][:80]
+    for algorithm in ("aoso", "mart", "adaboostmh"):
+        huge = BoostClassifier(n_estimators=3, max_leaves=10**9, min_samples_leaf=2, algorithm=algorithm).fit(X, y)
+        capped = BoostClassifier(n_estimators=3, max_leaves=40, min_samples_leaf=2, algorithm=algorithm).fit(X, y)
+        np.testing.assert_array_equal(huge.predict_proba(X), capped.predict_proba(X))
+        assert huge.get_params()["max_leaves"] == 10**9
+
+
+def test_continuing_with_other_max_bins_is_refused(small_multiclass):
+    """A continuation keeps its model's binning: a different max_bins (set_params before a
+    warm start, say) is refused rather than reported but not used."""
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=2, max_leaves=4, warm_start=True).fit(X, y)
+    model.set_params(n_estimators=4, max_bins=16)
+    with pytest.raises(ValueError, match="its max_bins is 255, this estimator's 16"):
+        model.fit(X, y)
+    with pytest.raises(ValueError, match="its max_bins is 255, this estimator's 16"):
+        BoostClassifier(n_estimators=4, max_leaves=4, max_bins=16).fit(X, y, init_model=model)

@@ -61,6 +61,10 @@ CASES = {
     "sample_weight all zero": lambda: small().fit(X, y, sample_weight=np.zeros(20)),
     "positive sample_weight in one class only": lambda: small().fit(X, y, sample_weight=(y == 0) * 1.0),
     "sample_weight of another length": lambda: small().fit(X, y, sample_weight=np.ones(5)),
+    "2-D sample_weight": lambda: small().fit(X, y, sample_weight=np.ones((10, 2))),
+    "y a list mixing strings and numbers": lambda: small().fit(X, [1, "a", 2, "b"] * 5),
+    "y a list mixing booleans and numbers": lambda: small().fit(X, [True, 0, 2, False] * 5),
+    "y a pandas string column with a missing label": lambda: small().fit(X, _pandas_string_y()),
     "max_leaves < 2": lambda: BoostClassifier(max_leaves=1).fit(X, y),
     "learning_rate <= 0": lambda: small(learning_rate=0.0).fit(X, y),
     "n_estimators not an integer": lambda: BoostClassifier(n_estimators=2.5).fit(X, y),
@@ -82,7 +86,16 @@ CASES = {
     "init_model trained with another learning_rate": lambda: small(learning_rate=0.2).fit(
         X, y, init_model=small().fit(X, y)),
     "load a truncated model file": lambda: gpuboost.load_model(_truncated_file()),
+    "load_model given a number (a file descriptor)": lambda: gpuboost.load_model(1),
+    "save_model to a folder that does not exist": lambda: small().fit(X, y).save_model("/nonexistent/model.json"),
+    "K-LogitBoost at a learning rate that overflows its scores": lambda: small(
+        algorithm="klogitboost", learning_rate=1000.0).fit(X, y),
 }
+
+
+def _pandas_string_y():
+    pd = pytest.importorskip("pandas")
+    return pd.array([None] + ["a", "b"] * 9 + ["a"], dtype="string")
 
 
 def _without_cupy(fit):
@@ -129,7 +142,8 @@ def documented() -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_bad_input_has_a_clear_documented_error(name):
     kind, message = raised(name)
-    assert kind in ("ValueError", "TypeError", "RuntimeError", "NotFittedError", "ModelFormatError")
+    assert kind in ("ValueError", "TypeError", "RuntimeError", "NotFittedError", "ModelFormatError",
+                    "FileNotFoundError", "FloatingPointError")
     assert "Traceback" not in message and len(message) > 20
     doc = documented()
     assert name in doc, f"docs/bad-inputs.md lacks {name!r}"
@@ -141,6 +155,30 @@ def test_nan_and_inf_in_X_are_not_errors():
     X_missing[::3, 0] = np.nan
     X_missing[1, 1] = np.inf
     assert small().fit(X_missing, y).predict(X_missing).shape == (20,)
+
+
+def test_pandas_na_in_X_is_a_missing_value():
+    """pandas.NA in an object column (or an object array) is a missing value, as None and NaN
+    are: the same model as with NaN there (it raised float()'s TypeError from inside pandas)."""
+    pd = pytest.importorskip("pandas")
+    X_nan = X.copy()
+    X_nan[[2, 5], 1] = np.nan
+    column = pd.Series(X[:, 1], dtype=object)
+    column[[2, 5]] = pd.NA
+    frame = pd.DataFrame({"a": X[:, 0], "b": column, "c": X[:, 2]})
+    X_object = X.astype(object)
+    X_object[[2, 5], 1] = pd.NA
+    expected = small().fit(X_nan, y).predict_proba(X_nan)
+    np.testing.assert_array_equal(small().fit(frame, y).predict_proba(frame), expected)
+    np.testing.assert_array_equal(small().fit(X_object, y).predict_proba(X_object), expected)
+
+
+def test_a_list_of_one_label_type_is_unchanged():
+    """The check of a list's label types leaves lists of one type as NumPy reads them."""
+    assert small().fit(X, list(y)).classes_.tolist() == [0, 1, 2]
+    strings = small().fit(X, ["a", "b", "c", "d"] * 5)
+    assert strings.classes_.dtype.kind == "U" and strings.classes_.tolist() == ["a", "b", "c", "d"]
+    assert small().fit(X, [1, 2.0, 3] * 6 + [1, 2.0]).classes_.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_an_object_array_of_integers_is_integer_labels():
