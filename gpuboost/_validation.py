@@ -211,6 +211,8 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     """X as float64 (n_samples, n_features), NaN and +-inf allowed; names kept from pandas."""
     from sklearn.utils.validation import validate_data
 
+    if X is None:
+        raise ValueError("X is None: give the data as a 2-D array of shape (n_samples, n_features).")
     ndim = getattr(X, "ndim", None)
     if ndim == 1 or (ndim is None and isinstance(X, (list, tuple)) and X and np.ndim(X[0]) == 0):
         raise ValueError(

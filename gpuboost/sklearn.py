@@ -515,6 +515,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                             + [f"seen at fit time, yet now missing: {some(missing)}"] * bool(missing)) + ")"]
 
     def _eval_set(self, X, y) -> EvalSet:
+        try:
+            return self._checked_eval_set(X, y)
+        except (TypeError, ValueError) as exc:  # say that it is about the eval set, not the training data
+            if str(exc).startswith("eval_set") or type(exc) not in (TypeError, ValueError):
+                raise
+            raise type(exc)(f"eval_set: {exc}") from None
+
+    def _checked_eval_set(self, X, y) -> EvalSet:
         X = self._check_X(X, reset=False)
         if self.multilabel_:
             return self._multilabel_eval_set(X, y)
