@@ -60,6 +60,9 @@ def check_params(est, algorithms) -> None:
         raise ValueError(f"n_jobs must be None or a non-zero integer, got {est.n_jobs!r}.")
     if est.early_stopping_rounds is not None:
         integer("early_stopping_rounds", 1)
+    if not (est.random_state is None or isinstance(est.random_state, (numbers.Integral, np.random.RandomState))) \
+            or isinstance(est.random_state, bool):
+        raise ValueError(f"random_state must be None, an int or a numpy RandomState, got {est.random_state!r}.")
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
     if est.callbacks is not None:
@@ -89,8 +92,11 @@ def _non_numeric(X) -> str | None:
         return None
     if not hasattr(X, "columns"):
         try:
-            if np.asarray(X).dtype.kind == "c":
+            kind = np.asarray(X).dtype.kind
+            if kind == "c":
                 return "X has complex values (Complex data not supported)"
+            if kind in "mM":  # (NumPy would convert them to integers of their unit)
+                return f"X holds dates or durations (dtype {np.asarray(X).dtype})"
         except (TypeError, ValueError):
             pass
     try:
@@ -222,13 +228,18 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     X = to_host(X)
     if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: an absent entry is the value 0
         X = X.toarray()
+    if isinstance(X, np.ma.MaskedArray):  # a masked entry is a missing value (NumPy would drop the mask)
+        X = np.ma.filled(np.ma.asarray(X, dtype=np.float64), np.nan)
     problem = _non_numeric(X)
     if problem is not None:
-        advice = "" if "complex" in problem else (
-            " Encode categorical or text columns as numbers first (for example with "
-            "sklearn.preprocessing.OrdinalEncoder); missing values may be NaN."
-        )
-        if "holds '" in problem or "complex" in problem:  # a string, or complex numbers
+        if "complex" in problem:
+            advice = ""
+        elif "dates" in problem:
+            advice = " Convert them to numbers first (seconds since a date, say)."
+        else:
+            advice = (" Encode categorical or text columns as numbers first (for example with "
+                      "sklearn.preprocessing.OrdinalEncoder); missing values may be NaN.")
+        if "holds '" in problem or "complex" in problem or "dates" in problem:  # a string, complex numbers, dates
             raise ValueError(f"X must be numeric, but {problem}.{advice}")
         # another kind of object: a TypeError, as float() itself raises
         raise TypeError(f"X must be numeric, but {problem} (float() argument must be a string or a real "

@@ -46,6 +46,7 @@ CASES = {
     "a text value in an object array": lambda: small().fit(_object_X(), y),
     "a pandas column of text categories": lambda: small().fit(_pandas_category(), y),
     "complex X": lambda: small().fit(X.astype(complex), y),
+    "X of dates (datetime64)": lambda: small().fit(np.arange(60).astype("datetime64[D]").reshape(20, 3), y),
     "y with one class only": lambda: small().fit(X, np.zeros(20)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
@@ -75,6 +76,7 @@ CASES = {
     "unknown pair_rule": lambda: small(pair_rule="eq31").fit(X, y),
     "unknown algorithm": lambda: small(algorithm="xgboost").fit(X, y),
     "unknown device": lambda: small(device="gpu").fit(X, y),
+    "random_state not an int or RandomState": lambda: small(random_state="abc").fit(X, y),
     "device='cuda' where CuPy is not installed": lambda: _without_cupy(lambda: small(device="cuda").fit(X, y)),
     "device='cuda' for an algorithm the GPU does not train": lambda: small(device="cuda", algorithm="mart").fit(X, y),
     "n_jobs = 0": lambda: small(n_jobs=0).fit(X, y),
@@ -171,6 +173,15 @@ def test_pandas_na_in_X_is_a_missing_value():
     expected = small().fit(X_nan, y).predict_proba(X_nan)
     np.testing.assert_array_equal(small().fit(frame, y).predict_proba(frame), expected)
     np.testing.assert_array_equal(small().fit(X_object, y).predict_proba(X_object), expected)
+
+
+def test_a_masked_entry_is_a_missing_value():
+    X_masked = np.ma.masked_array(X, mask=np.zeros(X.shape, bool))
+    X_masked.mask[[1, 7], 2] = True
+    X_nan = X.copy()
+    X_nan[[1, 7], 2] = np.nan
+    np.testing.assert_array_equal(small().fit(X_masked, y).predict_proba(X_masked),
+                                  small().fit(X_nan, y).predict_proba(X_nan))
 
 
 def test_a_list_of_one_label_type_is_unchanged():
