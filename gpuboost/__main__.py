@@ -8,14 +8,17 @@
     gpuboost demo                       # generated poker hands, no download
 
 DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz file (see
-``gpuboost.datasets.load_data``): ``train`` reads an .npz file's X_train and y_train, ``--eval``,
-``evaluate`` and ``predict`` its X_test and y_test (``--split``, ``--eval-split``). Multi-label
-data (a LibSVM file with label sets, ``0,3 1:0.5 ...``, or an .npz file with an indicator matrix
-Y) trains a multi-label model; ``evaluate`` then reports the Hamming loss, one-error, coverage
-and average precision, and ``predict`` writes a 0/1 column per label. Every estimator parameter
-except ``callbacks``, ``warm_start`` and ``random_state`` is a flag of ``train``. Exit status: 0 on
-success, 1 when the input or a file is wrong (the message says what), 2 for a command-line usage
-error.
+``gpuboost.datasets.load_data``): ``train`` reads an .npz file's X_train and y_train, ``--eval``
+and ``evaluate`` its X_test and y_test, ``predict`` its X_test (``--split``, ``--eval-split``).
+``predict`` reads no label from a LibSVM or .npz file (a CSV file's label column is dropped, or,
+with ``--unlabelled``, it has none). A model trained on a LibSVM file keeps the base (0 or 1) its
+feature indices were read with, and ``predict`` and ``evaluate`` read LibSVM files with it.
+Multi-label data (a LibSVM file with label sets, ``0,3 1:0.5 ...``, or an .npz file with an
+indicator matrix Y) trains a multi-label model; ``evaluate`` then reports the Hamming loss,
+one-error, coverage and average precision, and ``predict`` writes a 0/1 column per label. Every
+estimator parameter except ``callbacks``, ``warm_start`` and ``random_state`` is a flag of
+``train``. Exit status: 0 on success, 1 when the input or a file is wrong (the message says
+what), 2 for a command-line usage error.
 """
 
 from __future__ import annotations
@@ -60,7 +63,9 @@ def _n_labels(y):
 
 def _train(args) -> int:
     from . import BoostClassifier
+    from .io import check_writable
 
+    check_writable(args.output)  # a missing folder fails now, not after the training
     X, y, zero_based = _load(args.data, args.label_column, args.split)
     params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
     eval_set = None
@@ -76,6 +81,10 @@ def _train(args) -> int:
     started = time.perf_counter()
     model.fit(X, y, eval_set=eval_set)
     seconds = time.perf_counter() - started
+    if zero_based != "auto":
+        # the base the training file was read with (a guess where it has no index 0: 1-based), so that predict
+        # and evaluate read LibSVM files as it was read; set after fit, which clears fitted attributes
+        model.libsvm_zero_based_ = zero_based
     model.save_model(args.output)
     if model.n_estimators_:
         line = (f"{model.n_estimators_} iterations, {model.n_trees_} trees in {seconds:.1f} s; "
@@ -98,54 +107,91 @@ def _train(args) -> int:
 
 def _predict(args) -> int:
     import csv
+    import io
 
     from . import load_model
+    from .datasets import load_features
 
     model = load_model(args.model)
-    if args.unlabelled:
-        from .datasets import load_features
-
-        X = load_features(args.data)
+    if args.unlabelled or not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
+        X = load_features(args.data, split=args.split, n_features=model.n_features_in_, zero_based=_base(model))
     else:
-        X, _, _ = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
-                        n_labels=_model_labels(model))
-    out = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
-    try:
-        # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
-        writer = csv.writer(out, lineterminator="\n")
-        if args.proba:
-            proba = model.predict_proba(X)
-            writer.writerow([str(c) for c in model.classes_])
-            writer.writerows([repr(float(v)) for v in row] for row in proba)
-        elif model.multilabel_:  # the indicator matrix: a 0/1 column per label id
-            writer.writerow([str(c) for c in model.classes_])
-            writer.writerows([str(int(v)) for v in row] for row in model.predict(X))
-        else:
-            writer.writerow(["label"])
-            writer.writerows([str(label)] for label in model.predict(X))
-    finally:
-        if args.output:
-            out.close()
+        X = _load(args.data, args.label_column, args.split)[0]
+    # the whole output first, then written at once: a failure leaves an existing file as it was
+    out = io.StringIO()
+    # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
+    writer = csv.writer(out, lineterminator="\n")
+    if args.proba:
+        proba = model.predict_proba(X)
+        writer.writerow([str(c) for c in model.classes_])
+        writer.writerows([repr(float(v)) for v in row] for row in proba)
+    elif model.multilabel_:  # the indicator matrix: a 0/1 column per label id
+        writer.writerow([str(c) for c in model.classes_])
+        writer.writerows([str(int(v)) for v in row] for row in model.predict(X))
+    else:
+        writer.writerow(["label"])
+        writer.writerows([str(label)] for label in model.predict(X))
+    if args.output:
+        _write_atomically(args.output, out.getvalue())
+    else:
+        sys.stdout.write(out.getvalue())
     return 0
+
+
+def _is_csv(path) -> bool:
+    import os
+
+    return os.path.splitext(os.fspath(path))[1].lower() == ".csv"
+
+
+def _base(model):
+    """The base the model's training LibSVM file was read with ("auto" for a model trained on
+    other data, or saved before models kept it)."""
+    return getattr(model, "libsvm_zero_based_", "auto")
+
+
+def _write_atomically(path, text: str) -> None:
+    """Write the output through a temporary file renamed over it (io.write_text_atomically): an
+    existing file is replaced whole or not at all; a device or pipe (/dev/stdout) directly."""
+    import os
+
+    from .io import write_text_atomically
+
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        with open(path, "w", encoding="utf-8", newline="") as f:  # nothing to keep
+            f.write(text)
+        return
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"cannot write {path!r}: it is a directory; give a file name in it.")
+    write_text_atomically(path, text)
 
 
 def _evaluate(args) -> int:
     from sklearn.metrics import confusion_matrix, log_loss
 
     from . import load_model
+    from .functional import _codes, _indicator
 
     model = load_model(args.model)
     X, y, _ = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
-                    n_labels=_model_labels(model))
+                    zero_based=_base(model), n_labels=_model_labels(model))
     if model.multilabel_:
+        try:
+            y = _indicator(y, model)
+        except ValueError as exc:
+            raise ValueError(f"{args.data}: {exc}") from None
         return _evaluate_label_sets(args.data, model, X, y)
+    if np.ndim(y) == 2 and np.shape(y)[1] > 1:
+        raise ValueError(f"{args.data} holds label sets (multi-label data, {np.shape(y)[1]} labels), but {args.model} "
+                         f"is a single-label model ({len(model.classes_)} classes): evaluate it on data with one label "
+                         "per row, or train a multi-label model on this data.")
+    y = np.asarray(y).reshape(-1)
+    _codes(y, model, name=str(args.data))  # every label one the model knows, else an error that names them
     predicted = model.predict(X)
     errors = int(np.sum(predicted != y))
     print(f"{args.data}: {len(y)} rows; {errors} errors ({100 * errors / len(y):.2f}%), "
           f"accuracy {1 - errors / len(y):.4f}")
-    known = np.isin(y, model.classes_)
-    if known.all():
-        print(f"log loss {log_loss(y, model.predict_proba(X), labels=model.classes_):.6g}")
+    print(f"log loss {log_loss(y, model.predict_proba(X), labels=model.classes_):.6g}")
     matrix = confusion_matrix(y, predicted, labels=model.classes_)
     width = max(6, max(len(str(c)) for c in model.classes_) + 1)
     print("confusion matrix (rows: true class, columns: predicted)")
@@ -180,6 +226,8 @@ def _plot(args) -> int:
     except ImportError:
         raise ImportError('gpuboost plot needs matplotlib: pip install "gpuboost[plot]" (or matplotlib)') from None
     matplotlib.use("Agg")
+    import os
+
     from . import load_model
     from .plotting import plot_importance, plot_training_curves
 
@@ -191,7 +239,8 @@ def _plot(args) -> int:
         axes = plot_training_curves(models, labels=args.labels or [str(p) for p in args.models])
         figure = axes[0].figure
     figure.tight_layout()
-    figure.savefig(args.output, dpi=110)
+    # a name without an extension is written as PNG under that very name (matplotlib would add ".png")
+    figure.savefig(args.output, dpi=110, format=None if os.path.splitext(args.output)[1] else "png")
     print(f"plot saved to {args.output}")
     return 0
 
@@ -276,7 +325,8 @@ def main(argv=None) -> int:
     predict.add_argument("--proba", action="store_true", help="class probabilities instead of labels")
     predict.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     predict.add_argument("--label-column", help="CSV: the label column (ignored for prediction)")
-    predict.add_argument("--unlabelled", action="store_true", help="the CSV has feature columns only")
+    predict.add_argument("--unlabelled", action="store_true",
+                         help="the CSV has feature columns only (LibSVM and .npz files need no label: it is not read)")
     predict.add_argument("--split", default="test", help=".npz DATA: the arrays X_SPLIT, y_SPLIT (default: test)")
 
     evaluate = commands.add_parser("evaluate", help="errors, log loss and confusion matrix of a model on labelled data")
@@ -307,6 +357,9 @@ def main(argv=None) -> int:
     demo.add_argument("--verbose", type=int, default=50, help="print the loss every N iterations")
 
     args = parser.parse_args(argv)
+    if args.command == "plot" and args.labels and not args.importance and len(args.labels) != len(args.models):
+        plot.error(f"the numbers of --labels ({len(args.labels)}) and of models ({len(args.models)}) differ: give one "
+                   "label per model (or none: the file names)")
     run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "bench": _bench, "plot": _plot,
            "demo": _demo}[args.command]
     try:

@@ -110,9 +110,10 @@ def load_data(source, label_column=None, split: str = "train", n_features=None, 
       of a row separated by commas, none for an empty set) give the indicator matrix of the
       label ids 0 .. L-1, L the largest id + 1 or ``n_labels`` (a model's or training file's
       number of labels; then a single-label file is read as one label per row of L).
-    - ``.csv``: comma-separated numbers, with or without a header line; the label is the
-      column ``label_column`` (a name or an index; default: a column named "label", "class",
-      "target" or "y" if the header has one, else the last column). Empty fields are missing.
+    - ``.csv``: comma-separated numbers, UTF-8 (a byte order mark, as Excel writes, is skipped),
+      with or without a header line; the label is the column ``label_column`` (a name, or an
+      index from 0, negative from the end; default: a column named "label", "class", "target"
+      or "y" if the header has one, else the last column). Empty fields are missing.
     - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
       ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files; ``Y`` in place
       of ``y`` is a multi-label indicator matrix (as in ``yeast.npz``).
@@ -134,25 +135,80 @@ def _load_data(source, label_column=None, split="train", n_features=None, zero_b
         return np.asarray(X, dtype=np.float64), np.asarray(y), "auto"
     path = os.fspath(source)
     ext = os.path.splitext(path)[1].lower()
-    if ext in (".libsvm", ".svm", ".svmlight", ".txt"):
+    if ext in _LIBSVM:
         return _load_svmlight(path, n_features, zero_based, n_labels)
     if ext == ".npz":
-        with np.load(path, allow_pickle=False) as data:
-            for X_key, y_key in (("X", "y"), ("X", "Y"), (f"X_{split}", f"y_{split}"), (f"X_{split}", f"Y_{split}")):
-                if X_key in data and y_key in data:
-                    return data[X_key].astype(np.float64), data[y_key], "auto"
-            raise ValueError(f"{path} has no arrays X and y (or X_{split} and y_{split}; Y for multi-label data); "
-                             f"it has {list(data)}.")
+        return (*_load_npz(path, split), "auto")
     if ext == ".csv":
         return (*_load_csv(path, label_column), "auto")
-    raise ValueError(f"{path}: unknown data format {ext!r}; use .libsvm/.svm/.txt (LibSVM), .csv or .npz.")
+    raise _unknown_format(path, ext)
 
 
-def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None):
+_LIBSVM = (".libsvm", ".svm", ".svmlight", ".txt")
+
+
+def _unknown_format(path, ext) -> ValueError:
+    return ValueError(f"{path}: unknown data format {ext!r}; use .libsvm/.svm/.txt (LibSVM), .csv or .npz.")
+
+
+def _load_npz(path, split, labelled=True):
+    """(X, y) of an .npz file (y None where not labelled: X alone is enough then); numpy's
+    errors, which do not name the file and can mislead (a file that is not a zip archive is
+    "pickled data"), as messages that name it."""
+    import zipfile
+
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (ValueError, EOFError, zipfile.BadZipFile):
+        raise ValueError(f"{path} is not an .npz file (a zip archive of arrays, as np.savez writes): it is damaged, "
+                         "empty or of another format.") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):  # a single array (.npy format) named .npz
+        raise ValueError(f"{path} holds one array (the .npy format), not named arrays; save the data with "
+                         "np.savez(path, X=X, y=y) (or X_train, y_train, X_test, y_test).")
+    with data:
+        pairs = [("X", "y"), ("X", "Y"), (f"X_{split}", f"y_{split}"), (f"X_{split}", f"Y_{split}")]
+        if not labelled:
+            pairs += [("X", None), (f"X_{split}", None)]
+        for X_key, y_key in pairs:
+            if X_key in data and (y_key is None or y_key in data):
+                X = _npz_array(path, data, X_key)
+                if X.ndim != 2:
+                    raise ValueError(f"{path}: {X_key} has shape {X.shape}; it must be 2-D, (n_samples, n_features) "
+                                     "(a single feature as one column: X.reshape(-1, 1)).")
+                try:
+                    X = X.astype(np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError(f"{path}: {X_key} must hold numbers; it has dtype {X.dtype}.") from None
+                return X, (None if y_key is None else _npz_array(path, data, y_key))
+        wanted = (f"X and y (or X_{split} and y_{split}; Y for multi-label data)" if labelled
+                  else f"X (or X_{split})")
+        raise ValueError(f"{path} has no arrays {wanted}; it has {list(data)}.")
+
+
+def _npz_array(path, data, key) -> np.ndarray:
+    """An array of an .npz file, numpy's errors as messages that name the file and the array."""
+    import zipfile
+    import zlib
+
+    try:
+        return data[key]
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise ValueError(f"{path}: array {key} cannot be read ({exc}).") from None
+        raise ValueError(f"{path}: array {key} holds Python objects (dtype object), which are not loaded, as loading "
+                         "them could run code; save it as numbers or strings (arr.astype(float) or "
+                         "arr.astype(str)).") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a damaged archive
+        raise ValueError(f"{path}: array {key} cannot be read ({type(exc).__name__}: {exc}); the file may be "
+                         "damaged.") from None
+
+
+def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labelled=True):
     """(X, y, zero_based) of a LibSVM file; zero_based as decided ("auto" when the file has no
     entry to tell by). The indices are read as written and the base applied here, so that a
     file read with a given base or width is checked against them with a message that says so.
-    y is an indicator matrix for a multi-label file, or where n_labels is given."""
+    y is an indicator matrix for a multi-label file, or where n_labels is given; None where not
+    labelled (the labels are then neither needed nor checked: rows may have none)."""
     import scipy.sparse
     from sklearn.datasets import load_svmlight_file
 
@@ -161,8 +217,13 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None):
     if zero_based != "auto":
         zero_based = bool(zero_based)
     multilabel = _has_label_sets(path)
-    raw, y = load_svmlight_file(path, zero_based=True, multilabel=multilabel)  # indices as written
-    if multilabel or n_labels is not None:
+    try:
+        raw, y = load_svmlight_file(path, zero_based=True, multilabel=multilabel)  # indices as written
+    except ValueError as exc:
+        raise _svmlight_error(path, exc) from None
+    if not labelled:
+        y = None
+    elif multilabel or n_labels is not None:
         y = _label_sets(path, [tuple(v) for v in y] if multilabel else [(v,) for v in y], n_labels)
     raw = scipy.sparse.csr_matrix(raw)
     indices = raw.indices
@@ -182,7 +243,54 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None):
                 "(an absent entry is 0), but not have more.")
         width = int(n_features)
     X = scipy.sparse.csr_matrix((raw.data, indices - offset, raw.indptr), shape=(raw.shape[0], width))
-    return X.toarray(), (y if y.ndim == 2 else _labels(y)), zero_based
+    return X.toarray(), (y if y is None or y.ndim == 2 else _labels(y)), zero_based
+
+
+def _svmlight_error(path, exc) -> ValueError:
+    """scikit-learn's parse error, which names neither the file nor the line (and may hold a
+    binary file's bytes), as one that names both: the file is scanned again for the first line
+    that does not parse."""
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":
+            return ValueError(f"{path} is gzip-compressed; decompress it first (gunzip).")
+        f.seek(0)
+        for number, line in enumerate(f, start=1):
+            problem = _svmlight_line_problem(line)
+            if problem:
+                return ValueError(f"{path}, line {number}: {problem}; a LibSVM line is 'label index:value ...' "
+                                  "(labels and values numbers, indices increasing integers).")
+    return ValueError(f"{path} is not a valid LibSVM file: {str(exc)[:200]}")
+
+
+def _svmlight_line_problem(line: bytes):
+    """What is wrong with a line of a LibSVM file, or None."""
+    def show(field):
+        text = field.decode("utf-8", "replace")
+        return repr(text if len(text) <= 40 else text[:40] + "...")
+
+    def is_number(text):
+        try:
+            float(text)
+            return True
+        except ValueError:
+            return False
+
+    fields = line.split(b"#", 1)[0].split()
+    if fields and b":" not in fields[0]:  # the label field (absent: an empty label set)
+        if not all(is_number(v) for v in fields[0].split(b",")):
+            return f"the label {show(fields[0])} is not a number (or numbers separated by commas)"
+        fields = fields[1:]
+    previous = -1
+    for field in fields:
+        index, _, value = field.partition(b":")
+        if index == b"qid":
+            continue
+        if not (index.strip().isdigit() and is_number(value)):
+            return f"{show(field)} is not index:value (an integer index >= 0, a number)"
+        if int(index) <= previous:
+            return f"feature index {int(index)} follows index {previous} (the indices of a line must increase)"
+        previous = int(index)
+    return None
 
 
 def _has_label_sets(path) -> bool:
@@ -230,40 +338,76 @@ def _labels(y: np.ndarray) -> np.ndarray:
     return y.astype(np.int64) if np.all(np.mod(y, 1) == 0) else y
 
 
-def load_features(path) -> np.ndarray:
-    """X alone from a CSV file of feature columns only (no label), float64, NaN for empty fields."""
-    header, body, lines = _read_csv(path)
-    _width(path, header, body, lines)
-    return _floats(body)
+def load_features(path, split: str = "train", n_features=None, zero_based="auto") -> np.ndarray:
+    """X alone, for prediction: float64, NaN for missing values; read by the extension as
+    ``load_data`` reads X, but with no label needed. A CSV file's columns are all features (no
+    label column); a LibSVM file's labels are not read, so its rows may have none (a line then
+    starts with its first ``index:value``), and ``n_features`` and ``zero_based`` are as in
+    ``load_data``; an .npz file gives its ``X`` or ``X_{split}`` (a label array may be absent)."""
+    import os
+
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext in _LIBSVM:
+        return _load_svmlight(path, n_features, zero_based, labelled=False)[0]
+    if ext == ".npz":
+        return _load_npz(path, split, labelled=False)[0]
+    if ext == ".csv":
+        header, body, lines = _read_csv(path)
+        _width(path, header, body, lines)
+        return _floats(path, header, body, lines)
+    raise _unknown_format(path, ext)
 
 
-def _floats(rows) -> np.ndarray:
-    return np.array([[float(v) if v.strip() else np.nan for v in r] for r in rows], dtype=np.float64)
+def _floats(path, header, body, lines, label_index=None) -> np.ndarray:
+    """The fields of a CSV file's rows but the label column, as float64 (NaN for empty fields)."""
+    columns = [j for j in range(len(body[0])) if j != label_index]
+    try:
+        return np.array([[float(r[j]) if r[j].strip() else np.nan for j in columns] for r in body], dtype=np.float64)
+    except ValueError:  # where the field that is not a number is, for the message
+        row, line, j = next((row, line, j) for row, line in zip(body, lines) for j in columns if not _is_field(row[j]))
+        column = f"column {header[j]!r}" if header else f"column {j} (from 0)"
+        raise ValueError(f"{path}, line {line}, {column}: {row[j][:40]!r} is not a number; the feature columns must "
+                         "hold numbers (an empty field is a missing value).") from None
+
+
+def _is_field(text) -> bool:
+    """Whether a CSV field is a number or empty (a missing value)."""
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return text.strip() == ""
 
 
 def _read_csv(path):
     """(header or None, rows, line of each row) of a CSV file; the first line is a header unless
     it is all numbers. Blank lines are left out, so the lines are kept for the messages."""
     import csv
+    import io
 
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
-        rows, lines = [], []
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8-sig")  # -sig: Excel's "CSV UTF-8" starts with a byte order mark
+    except UnicodeDecodeError as exc:
+        if data[:2] == b"\x1f\x8b":
+            raise ValueError(f"{path} is gzip-compressed; decompress it first (gunzip).") from None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}, line {line}: byte {data[exc.start]:#04x} is not UTF-8 text; save the file as CSV "
+                         "in UTF-8.") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows, lines = [], []
+    try:
         for row in reader:
             if row:
                 rows.append(row)
                 lines.append(reader.line_num)
+    except csv.Error as exc:  # not a ValueError: it would escape as a traceback
+        raise ValueError(f"{path}, line {reader.line_num}: not valid CSV ({exc}).") from None
     if not rows:
         raise ValueError(f"{path} is empty.")
-
-    def is_number(text):
-        try:
-            float(text)
-            return True
-        except ValueError:
-            return text.strip() == ""
-
-    if all(is_number(v) for v in rows[0]):
+    if all(_is_field(v) for v in rows[0]):
         return None, rows, lines
     return [v.strip() for v in rows[0]], rows[1:], lines[1:]
 
@@ -273,6 +417,11 @@ def _width(path, header, body, lines) -> int:
     if not body:
         raise ValueError(f"{path} has no data rows, only a header line.")
     width = len(header) if header is not None else len(body[0])
+    first = header if header is not None else body[0]
+    separator = next((c for c in (";", "\t", "|") if width == 1 and c in first[0]), None)
+    if separator:  # one field a line that holds another separator: not the file it seems
+        raise ValueError(f"{path}: its fields are separated by {separator!r}, not commas; gpuboost reads "
+                         "comma-separated files: save it with commas.")
     for row, line in zip(body, lines):
         if len(row) != width:
             raise ValueError(
@@ -291,8 +440,16 @@ def _load_csv(path, label_column):
         if not header or label_column not in header:
             raise ValueError(f"{path}: no column named {label_column!r} (columns: {header}).")
         label_index = header.index(label_column)
+    elif isinstance(label_column, (str, int, np.integer)) and not isinstance(label_column, bool):
+        label_index = int(label_column)  # negative: from the end, as Python counts
+        if not -width <= label_index < width:
+            raise ValueError(f"{path}: there is no label column {label_index}: the file has {width} columns "
+                             f"(indices 0 .. {width - 1}, or -1 .. -{width} from the end).")
+        label_index %= width
     else:
-        label_index = int(label_column) % width
+        raise TypeError(f"label_column must be a column name or an integer index, got {label_column!r}.")
+    if width < 2:
+        raise ValueError(f"{path} has a single column, the label: there is no feature column.")
     texts = [r[label_index].strip() for r in body]
     try:
         y = np.array([float(t) if t else np.nan for t in texts])
@@ -312,4 +469,4 @@ def _load_csv(path, label_column):
             raise ValueError(f"{path}, {where}: {exc}") from None
     if y.dtype.kind == "f":
         y = _labels(y)
-    return _floats([[v for j, v in enumerate(r) if j != label_index] for r in body]), y
+    return _floats(path, header, body, lines, label_index), y

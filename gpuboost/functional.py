@@ -155,8 +155,9 @@ def _outputs(model: BoostClassifier, F: np.ndarray):
     return model._as_prediction(F), model._as_proba(F)
 
 
-def _codes(Y, model: BoostClassifier) -> np.ndarray:
-    """Each row's index into ``model.classes_``; Y checked: one known label per row."""
+def _codes(Y, model: BoostClassifier, name: str = "Y") -> np.ndarray:
+    """Each row's index into ``model.classes_``; Y checked: one known label per row. ``name``
+    names Y in the messages (the command line's evaluate gives the data file's)."""
     if Y is None:
         raise ValueError("Y is None: test needs the true label of each row of X (for predictions alone, use "
                          "predict(X, model)).")
@@ -169,7 +170,7 @@ def _codes(Y, model: BoostClassifier) -> np.ndarray:
         y = y.reshape(-1)  # a column of labels, as train takes it
     if y.ndim != 1:
         raise ValueError(
-            f"Y has shape {y.shape}; this model is multi-class (one label per row): give Y of shape (n_samples,)."
+            f"{name} has shape {y.shape}; this model is multi-class (one label per row): give Y of shape (n_samples,)."
         )
     if y.dtype.kind == "f":
         missing = np.isnan(y)
@@ -181,8 +182,8 @@ def _codes(Y, model: BoostClassifier) -> np.ndarray:
     if missing.any():
         rows = np.flatnonzero(missing)
         raise ValueError(
-            f"Y has {rows.size} missing labels (None or NaN), at rows {rows[:5].tolist()}"
-            f"{' ...' if rows.size > 5 else ''}; test needs the true label of every row: drop those rows."
+            f"{name} has {rows.size} missing labels (None or NaN), at rows {rows[:5].tolist()}"
+            f"{' ...' if rows.size > 5 else ''}; a model is evaluated on the true label of every row: drop those rows."
         )
     classes = model.classes_
     try:
@@ -198,7 +199,7 @@ def _codes(Y, model: BoostClassifier) -> np.ndarray:
             if len(unknown) < 5 and v not in unknown:
                 unknown.append(v)
         raise ValueError(
-            f"Y holds labels the model was not trained on: {unknown}; its classes are "
+            f"{name} holds labels the model was not trained on: {unknown}; its classes are "
             f"{classes[:10].tolist()}{' ...' if len(classes) > 10 else ''}."
         )
     return codes
@@ -224,6 +225,9 @@ def _indicator(Y, model: BoostClassifier) -> np.ndarray:
 
 def save(model: BoostClassifier, path) -> None:
     """Save a model (gpuboost's JSON model file)."""
+    if isinstance(path, BoostClassifier):
+        raise TypeError("save takes the model first, then the path: save(model, path).")
+    _check_model(model)
     model.save_model(path)
 
 

@@ -170,17 +170,22 @@ def save_model(estimator, path) -> None:
     path = check_writable(path)
     payload = model_to_dict(estimator)
     payload["checksum"] = _checksum(payload)
-    text = _dumps(payload)
+    write_text_atomically(path, _dumps(payload))
+
+
+def write_text_atomically(path, text: str) -> None:
+    """Write text (UTF-8) to path through a temporary file in its folder, renamed over it: an
+    existing file is replaced whole or not at all (a failed or interrupted write leaves it)."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot save the model to {path!r}: cannot write in {directory!r} "
+        raise type(exc)(exc.errno, f"cannot write {path!r}: cannot create a file in {directory!r} "
                                    f"({exc.strerror})") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a saved model is an ordinary file
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; the result is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -29,7 +29,7 @@ def plot_training_curves(models, labels=None, ax=None):
     Parameters
     ----------
     models : BoostClassifier or list of them (fitted)
-    labels : list of str, default: each model's algorithm
+    labels : list of str, one per model, default: each model's algorithm
     ax : one or two matplotlib Axes (loss, errors), default: a new figure, with a second panel
         when a model has eval-set errors
 
@@ -40,6 +40,8 @@ def plot_training_curves(models, labels=None, ax=None):
     from sklearn.utils.validation import check_is_fitted
 
     models = models if isinstance(models, (list, tuple)) else [models]
+    if labels is not None and len(labels) != len(models):
+        raise ValueError(f"labels has {len(labels)} entries for {len(models)} models: give one label per model.")
     plt = _pyplot()
     with_eval = any(len(m.eval_error_) for m in models)
     if ax is None:  # model files keep the training loss, not eval errors: one panel then

@@ -121,3 +121,59 @@ def test_multilabel_libsvm_and_npz(tmp_path):
     Yn = np.eye(3, dtype=np.uint8)[[0, 1, 2, 1]]
     np.savez(tmp_path / "m.npz", X_test=np.ones((4, 2)), Y_test=Yn)
     np.testing.assert_array_equal(load_data(tmp_path / "m.npz", split="test")[1], Yn)
+
+
+def test_csv_with_a_byte_order_mark_and_label_column_indices(tmp_path):
+    # Excel's "CSV UTF-8" starts with a byte order mark, which must not hide the "label" header
+    (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbflabel,a,b\n1,4,3\n0,1,1\n")
+    X, y = load_data(tmp_path / "b.csv")
+    assert y.tolist() == [1, 0] and X.tolist() == [[4, 3], [1, 1]]
+    assert load_data(tmp_path / "b.csv", label_column="-1")[1].tolist() == [3, 1]  # from the end
+    for column in ("3", -4, 7):
+        with pytest.raises(ValueError, match=rf"b.csv: there is no label column {column}: the file has 3 columns"):
+            load_data(tmp_path / "b.csv", label_column=column)
+    (tmp_path / "one.csv").write_text("label\n1\n0\n")
+    with pytest.raises(ValueError, match="one.csv has a single column, the label: there is no feature column"):
+        load_data(tmp_path / "one.csv")
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("t.libsvm", b"0 1:1 2:3\n1 1:2 2:cat\n", r"t.libsvm, line 2: '2:cat' is not index:value"),
+    ("t.libsvm", b"0 1:1\ndog 1:2\n", r"t.libsvm, line 2: the label 'dog' is not a number"),
+    ("t.libsvm", b"0 2:1 1:3\n", r"t.libsvm, line 1: feature index 1 follows index 2"),
+    ("t.libsvm", b"\x1f\x8b\x08\x00rest", r"t.libsvm is gzip-compressed; decompress it first"),
+    ("t.csv", b"a,b,label\n1,2,0\n3,x,1\n", r"t.csv, line 3, column 'b': 'x' is not a number"),
+    ("t.csv", b"1,2,0\n3,x,1\n", r"t.csv, line 2, column 1 \(from 0\): 'x' is not a number"),
+    ("t.csv", b"a,label\n1,0\n2,\xff\n", r"t.csv, line 3: byte 0xff is not UTF-8 text"),
+    ("t.csv", b"a;b;label\n1;2;0\n", r"t.csv: its fields are separated by ';', not commas"),
+    ("t.npz", b"not a zip archive", r"t.npz is not an .npz file \(a zip archive of arrays"),
+], ids=["libsvm value", "libsvm label", "libsvm order", "gzip", "csv value", "csv value, no header", "csv bytes",
+        "semicolons", "npz not a zip"])
+def test_parse_errors_name_the_file_and_line(tmp_path, name, content, message):
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(ValueError, match=message):
+        load_data(tmp_path / name)
+
+
+def test_npz_files_that_cannot_be_used(tmp_path):
+    np.savez(tmp_path / "o.npz", X=np.array([[1, "a"]], dtype=object), y=np.array([0]))
+    with pytest.raises(ValueError, match="o.npz: array X holds Python objects"):
+        load_data(tmp_path / "o.npz")
+    np.savez(tmp_path / "d.npz", X=np.arange(4.0), y=np.array([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match=r"d.npz: X has shape \(4,\); it must be 2-D"):
+        load_data(tmp_path / "d.npz")
+
+
+def test_load_features_reads_each_format_without_labels(tmp_path):
+    (tmp_path / "u.libsvm").write_text("1:1 2:3\n0 2:1\n1,2 1:4\n")  # no label, one label, a label set
+    X = load_features(tmp_path / "u.libsvm", n_features=3)
+    np.testing.assert_array_equal(X, [[1, 3, 0], [0, 1, 0], [4, 0, 0]])
+    X = load_features(tmp_path / "u.libsvm", zero_based=True)
+    np.testing.assert_array_equal(X, [[0, 1, 3], [0, 0, 1], [0, 4, 0]])
+    np.savez(tmp_path / "x.npz", X_test=np.eye(2))
+    np.testing.assert_array_equal(load_features(tmp_path / "x.npz", split="test"), np.eye(2))
+    with pytest.raises(ValueError, match=r"x.npz has no arrays X \(or X_train\)"):
+        load_features(tmp_path / "x.npz")
+    (tmp_path / "f.dat").write_text("1,2\n")
+    with pytest.raises(ValueError, match="unknown data format '.dat'"):
+        load_features(tmp_path / "f.dat")

@@ -123,3 +123,13 @@ def test_predict_is_the_models_predict(small):
     labels, probability = abcboost.predict(X, model, save_prob=1)
     np.testing.assert_array_equal(labels, model.predict(X))
     np.testing.assert_array_equal(probability, model.predict_proba(X))
+
+
+def test_save_checks_its_arguments(small, tmp_path):
+    X, y = small
+    model = abcboost.train(y, X, "mart", 2, 4, 0.1)
+    with pytest.raises(TypeError, match=r"save takes the model first, then the path: save\(model, path\)"):
+        abcboost.save(str(tmp_path / "m.json"), model)
+    with pytest.raises(TypeError, match="model must be a BoostClassifier"):
+        abcboost.save(None, str(tmp_path / "m.json"))
+    assert not (tmp_path / "m.json").exists()

@@ -303,3 +303,137 @@ def test_npz_splits(tmp_path, capsys):
     assert "50 rows" in capsys.readouterr().out
     assert main(["evaluate", str(model), str(tmp_path / "d.npz"), "--split", "train"]) == 0
     assert "150 rows" in capsys.readouterr().out
+
+
+# -- input checks of the commands ------------------------------------------------------------
+
+@pytest.fixture
+def zero_based_files(tmp_path):
+    """A 0-based training file, and a test file of it that never uses feature 0 ("auto" would
+    read it 1-based, every value one feature to the left)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(160, 3))
+    y = (X[:, 1] > 0).astype(int)
+    train, test = tmp_path / "z.libsvm", tmp_path / "zt.libsvm"
+    train.write_text("".join(f"{c} " + " ".join(f"{j}:{v:.4f}" for j, v in enumerate(x)) + "\n"
+                             for x, c in zip(X[:120], y[:120])))
+    test.write_text("".join(f"{c} " + " ".join(f"{j}:{v:.4f}" for j, v in enumerate(x) if j) + "\n"
+                            for x, c in zip(X[120:], y[120:])))
+    return train, test
+
+
+def test_predict_and_evaluate_read_libsvm_files_with_the_training_files_base(zero_based_files, tmp_path, capsys):
+    import json
+
+    from gpuboost import load_model
+
+    train, test = zero_based_files
+    path = tmp_path / "z.json"
+    assert main(["train", str(train), "-o", str(path), "--n-estimators", "10", "--max-leaves", "4"]) == 0
+    assert json.loads(path.read_text())["libsvm_zero_based"] is True
+    model = load_model(path)
+    right = model.predict(load_data(test, n_features=3, zero_based=True)[0])
+    assert not np.array_equal(right, model.predict(load_data(test, n_features=3)[0]))  # "auto" would be wrong
+    capsys.readouterr()
+    assert main(["predict", str(path), str(test)]) == 0
+    assert capsys.readouterr().out.split()[1:] == [str(v) for v in right]
+    assert main(["evaluate", str(path), str(test)]) == 0
+    errors = int(np.sum(right != load_data(test, n_features=3, zero_based=True)[1]))
+    assert f"40 rows; {errors} errors" in capsys.readouterr().out
+    # a model saved without the key (an older file) reads files as before, by "auto"
+    del model.libsvm_zero_based_
+    model.save_model(tmp_path / "old.json")
+    assert main(["predict", str(tmp_path / "old.json"), str(test)]) == 0
+    assert capsys.readouterr().out.split()[1:] == [str(v) for v in model.predict(load_data(test, n_features=3)[0])]
+    # a 1-based training file (no index 0: read 1-based); a test file with index 0 cannot be read as it was
+    (tmp_path / "one.libsvm").write_text("0 1:1 2:3\n1 1:2 2:1\n0 1:1.5 2:3\n1 1:2.5 2:0.5\n")
+    (tmp_path / "zero.libsvm").write_text("0 0:1 2:3\n")
+    assert main(["train", str(tmp_path / "one.libsvm"), "-o", str(tmp_path / "one.json"), "--n-estimators", "2"]) == 0
+    assert json.loads((tmp_path / "one.json").read_text())["libsvm_zero_based"] is False
+    assert main(["predict", str(tmp_path / "one.json"), str(tmp_path / "zero.libsvm")]) == 1
+    assert "zero.libsvm has feature index 0, but is read 1-based" in capsys.readouterr().err
+
+
+def test_predict_on_libsvm_and_npz_files_without_labels(small_libsvm, tmp_path, capsys):
+    train, _ = small_libsvm
+    model = tmp_path / "a.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3"]) == 0
+    (tmp_path / "u.libsvm").write_text("1:1 2:3\n1:2\n3:1\n")  # no labels: each line starts with a feature
+    np.savez(tmp_path / "u.npz", X_test=np.array([[1, 3, 0], [2, 0, 0], [0, 0, 1.0]]))  # no y_test
+    (tmp_path / "l.libsvm").write_text("0 1:1 2:3\n2 1:2\n1 3:1\n")
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "l.libsvm")]) == 0
+    expected = capsys.readouterr().out
+    assert len(expected.split()) == 4
+    for data in ("u.libsvm", "u.npz"):
+        for flags in ([], ["--unlabelled"]):
+            assert main(["predict", str(model), str(tmp_path / data), *flags]) == 0, data
+            assert capsys.readouterr().out == expected
+
+
+def test_predict_output_is_replaced_only_when_the_prediction_succeeds(small_libsvm, tmp_path, capsys):
+    train, test = small_libsvm
+    model = tmp_path / "a.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3"]) == 0
+    out = tmp_path / "out.csv"
+    out.write_text("precious\n")
+    (tmp_path / "wide.csv").write_text("f1,f2,f3,f4,label\n1,2,3,4,0\n")  # more features than the model's 3
+    assert main(["predict", str(model), str(tmp_path / "wide.csv"), "-o", str(out)]) == 1
+    assert out.read_text() == "precious\n"
+    assert main(["predict", str(model), str(test), "-o", str(out)]) == 0
+    assert out.read_text().startswith("label\n") and len(out.read_text().split()) == 3
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+    assert main(["predict", str(model), str(test), "-o", str(tmp_path / "no" / "out.csv")]) == 1
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_train_checks_the_output_path_before_training(small_libsvm, tmp_path, capsys):
+    train, _ = small_libsvm
+    assert main(["train", str(train), "-o", str(tmp_path / "missing" / "m.json"), "--n-estimators", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "training" not in captured.out
+    assert f"the directory {str(tmp_path / 'missing')!r} does not exist" in captured.err and ".tmp" not in captured.err
+
+
+def test_train_on_an_npz_file_with_a_1d_X(tmp_path, capsys):
+    np.savez(tmp_path / "d.npz", X_train=np.arange(6.0), y_train=np.array([0, 1] * 3))
+    assert main(["train", str(tmp_path / "d.npz"), "-o", str(tmp_path / "m.json")]) == 1
+    assert "d.npz: X_train has shape (6,); it must be 2-D" in capsys.readouterr().err
+
+
+def test_evaluate_refuses_labels_the_model_does_not_know(small_libsvm, tmp_path, capsys):
+    train, _ = small_libsvm
+    model = tmp_path / "a.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3"]) == 0
+    capsys.readouterr()
+    for labels, unknown in (("5 7", "[5, 7]"), ("0 7", "[7]")):  # all unknown, or some
+        first, second = labels.split()
+        (tmp_path / "n.libsvm").write_text(f"{first} 1:1 2:3\n{second} 1:2\n")
+        assert main(["evaluate", str(model), str(tmp_path / "n.libsvm")]) == 1
+        captured = capsys.readouterr()
+        expected = f"n.libsvm holds labels the model was not trained on: {unknown}; its classes are [0, 1, 2]"
+        assert expected in captured.err
+        assert captured.out == ""  # no report before the error
+
+
+def test_evaluate_a_single_label_model_on_label_sets(small_libsvm, tmp_path, capsys):
+    train, _ = small_libsvm
+    model = tmp_path / "a.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3"]) == 0
+    (tmp_path / "m.svm").write_text("0,2 1:1 2:3\n1 1:2\n")
+    assert main(["evaluate", str(model), str(tmp_path / "m.svm")]) == 1
+    assert "m.svm holds label sets (multi-label data, 3 labels), but" in capsys.readouterr().err
+
+
+def test_plot_labels_must_match_the_models_and_the_output_name_is_kept(small_libsvm, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    train, _ = small_libsvm
+    model = str(tmp_path / "a.json")
+    assert main(["train", train.as_posix(), "-o", model, "--n-estimators", "3"]) == 0
+    with pytest.raises(SystemExit) as exit:
+        main(["plot", model, model, "--labels", "A", "-o", str(tmp_path / "x.png")])
+    assert exit.value.code == 2
+    assert "the numbers of --labels (1) and of models (2) differ" in capsys.readouterr().err
+    assert main(["plot", model, "-o", str(tmp_path / "noext")]) == 0
+    assert f"plot saved to {tmp_path / 'noext'}" in capsys.readouterr().out
+    assert (tmp_path / "noext").read_bytes().startswith(b"\x89PNG")

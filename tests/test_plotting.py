@@ -33,3 +33,13 @@ def test_plots_draw(small_multiclass, tmp_path):
     ax = plot_importance(a)
     assert len(ax.patches) == X.shape[1]
     assert (tmp_path / "curves.png").stat().st_size > 1000
+
+
+def test_training_curves_need_one_label_per_model(small_multiclass):
+    pytest.importorskip("matplotlib").use("Agg")
+    from gpuboost.plotting import plot_training_curves
+
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y)
+    with pytest.raises(ValueError, match="labels has 1 entries for 2 models: give one label per model"):
+        plot_training_curves([model, model], labels=["a"])
