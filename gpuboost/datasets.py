@@ -221,6 +221,9 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labe
         raw, y = load_svmlight_file(path, zero_based=True, multilabel=multilabel)  # indices as written
     except ValueError as exc:
         raise _svmlight_error(path, exc) from None
+    except OverflowError:
+        raise ValueError(f"{path} has a feature index too large to read (beyond 2**31); check the file for an index "
+                         "out of place.") from None
     if not labelled:
         y = None
     elif multilabel or n_labels is not None:
@@ -242,6 +245,7 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labe
                 f"{n_features} of the model or training file it goes with: its rows may lack the last features "
                 "(an absent entry is 0), but not have more.")
         width = int(n_features)
+    _check_dense(path, raw.shape[0], width, "its features", f"feature index {width - 1 + offset}")
     X = scipy.sparse.csr_matrix((raw.data, indices - offset, raw.indptr), shape=(raw.shape[0], width))
     return X.toarray(), (y if y is None or y.ndim == 2 else _labels(y)), zero_based
 
@@ -326,11 +330,25 @@ def _label_sets(path, sets, n_labels=None) -> np.ndarray:
             raise ValueError(f"{path} has label id {width - 1}, but the model or training file it goes with has "
                              f"{n_labels} labels (ids 0 .. {n_labels - 1}).")
         width = int(n_labels)
+    _check_dense(path, len(sets), width, "its label matrix", f"label id {width - 1}")
     Y = np.zeros((len(sets), width), dtype=np.int64)
     for i, labels in enumerate(sets):
         for v in labels:
             Y[i, int(v)] = 1
     return Y
+
+
+def _check_dense(path, n_rows: int, width: int, what: str, largest: str) -> None:
+    """Refuse, before allocating, a dense (n_rows, width) float64 array that memory cannot hold
+    (a typo such as a huge feature index or label id in a LibSVM file asks for one)."""
+    from ._validation import available_memory
+
+    needed = 8 * n_rows * width
+    available = available_memory()
+    if available is not None and needed > available:
+        raise MemoryError(f"{path}: {what} would take {needed / 2**30:.1f} GiB ({n_rows} rows x {width} columns, up "
+                          f"to its {largest}), and {available / 2**30:.1f} GiB of memory is available; check the "
+                          "file for an index or id out of place.")
 
 
 def _labels(y: np.ndarray) -> np.ndarray:

@@ -177,3 +177,19 @@ def test_load_features_reads_each_format_without_labels(tmp_path):
     (tmp_path / "f.dat").write_text("1,2\n")
     with pytest.raises(ValueError, match="unknown data format '.dat'"):
         load_features(tmp_path / "f.dat")
+
+
+def test_a_huge_feature_index_or_label_id_is_refused_before_allocating(tmp_path):
+    """A typo of a LibSVM file (an index of 2 * 10**9) asks for a dense array no memory holds: a
+    clear MemoryError that names the file, before anything is allocated (20 rows: 320 GB)."""
+    from gpuboost.datasets import load_data
+
+    (tmp_path / "f.libsvm").write_text("0 1:0.5 2000000000:1\n" + "1 2:0.25\n" * 19)
+    with pytest.raises(MemoryError, match=r"f.libsvm: its features would take .* feature index 2000000000"):
+        load_data(tmp_path / "f.libsvm")
+    (tmp_path / "l.libsvm").write_text("0,2000000000 1:0.5\n" + "1 2:0.25\n" * 19)
+    with pytest.raises(MemoryError, match=r"l.libsvm: its label matrix would take .* label id 2000000000"):
+        load_data(tmp_path / "l.libsvm")
+    (tmp_path / "o.libsvm").write_text("0 1:0.5 1000000000000:1\n1 2:0.25\n")
+    with pytest.raises(ValueError, match=r"o.libsvm has a feature index too large to read"):
+        load_data(tmp_path / "o.libsvm")
