@@ -1,7 +1,9 @@
 """The compiled (numba) CPU backend against its NumPy twin, stage by stage and tree by tree."""
 
 import json
+import os
 
+import numba
 import numpy as np
 import pytest
 
@@ -1583,3 +1585,34 @@ def test_large_batches_in_one_region_grow_the_same_trees(weighted):
         np.testing.assert_array_equal(seg_a, seg_b)
         np.testing.assert_array_equal(rows_a, rows_b)
         fast.update_scores(F, seg_b, 0.1 * b.node_vectors(k)[leaves_b])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_process_forked_after_openmp_started_uses_the_reference(small_multiclass):
+    """numba terminates a forked child at its first parallel kernel when the parent had started
+    GNU OpenMP's threads (a 'fork' pool hung). Such a child trains and predicts with the NumPy
+    reference backend instead, with a RuntimeWarning: the same model as the parent's compiled fit."""
+    import multiprocessing
+
+    from gpuboost import BoostClassifier
+
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=4, max_leaves=6).fit(X, y)  # the parent's OpenMP threads start
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        # (a child that numba terminates never answers: the timeout makes that a failure, not a hang)
+        proba, refit, warned = pool.apply_async(_in_forked_child, (model, X, y)).get(timeout=300)
+    np.testing.assert_allclose(proba, model.predict_proba(X), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(refit, model.predict_proba(X), rtol=1e-12, atol=1e-15)
+    assert warned == ["RuntimeWarning"] or numba.threading_layer() != "omp"
+
+
+def _in_forked_child(model, X, y):
+    import warnings
+
+    from gpuboost import BoostClassifier
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proba = model.predict_proba(X)
+        refit = BoostClassifier(n_estimators=4, max_leaves=6).fit(X, y).predict_proba(X)
+    return proba, refit, [type(w.message).__name__ for w in caught if "forked" in str(w.message)]

@@ -8,6 +8,8 @@ only when asked for) trains AOSO on an NVIDIA GPU.
 from __future__ import annotations
 
 import os
+import sys
+import warnings
 
 from .base import Backend, SplitBatch
 from .numpy import NumpyBackend
@@ -23,7 +25,52 @@ def _reference_chosen() -> bool:
     choice = os.environ.get(REFERENCE_ENV, "numba")
     if choice not in ("numba", "numpy"):
         raise ValueError(f"{REFERENCE_ENV} must be 'numba' or 'numpy', got {choice!r}.")
+    if choice == "numba" and _forked_from_openmp:
+        _warn_forked()
+        return True
     return choice == "numpy"
+
+
+#: Whether this process was forked from one whose compiled kernels had started GNU OpenMP's
+#: threads (numba's "omp" threading layer): GNU OpenMP cannot run in such a child, and numba
+#: terminates it at its first parallel kernel ("fork() called from a process already using GNU
+#: OpenMP"), which hung multiprocessing pools of the "fork" start method. Such a process trains
+#: and predicts with the NumPy reference backend instead: the same models, slower.
+_forked_from_openmp = False
+_warned_forked = False
+
+
+def _after_fork_in_child() -> None:
+    global _forked_from_openmp, _warned_forked
+    numba = sys.modules.get("numba")
+    if numba is None or _forked_from_openmp:
+        return
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel ran in the parent: OpenMP has no threads to inherit
+        return
+    if layer == "omp":
+        from numba.np.ufunc import omppool
+
+        if getattr(omppool, "openmp_vendor", "GNU") == "GNU":  # (Intel's OpenMP is fork-safe)
+            _forked_from_openmp = True
+            _warned_forked = False
+
+
+def _warn_forked() -> None:
+    global _warned_forked
+    if not _warned_forked:
+        _warned_forked = True
+        warnings.warn(
+            "this process was forked after gpuboost's compiled CPU kernels started OpenMP threads in its parent, "
+            "and GNU OpenMP cannot run in a forked process: gpuboost trains and predicts here with its NumPy "
+            "reference backend (the same models, slower). For the compiled kernels in worker processes, use the "
+            "'spawn' or 'forkserver' start method (multiprocessing.get_context('spawn'); joblib's default loky "
+            "backend does).", RuntimeWarning, stacklevel=4)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def vector_backend_class() -> type[Backend]:
