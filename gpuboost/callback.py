@@ -187,6 +187,32 @@ class ProgressBar(Callback):
             if len(model.train_loss_):
                 self.bar.set_postfix(self._status(model), refresh=False)
             self.bar.close()
+        self.bar = None  # (a closed bar still holds its stream, which cannot be pickled)
+
+    # A fitted estimator holds its callbacks: pickling, cloning and copying it must work. The
+    # bar of a fit (if one was left by a failed fit) is not kept; the standard streams are
+    # pickled by name, and a copy shares its stream rather than copying it.
+    def __getstate__(self):
+        import sys
+
+        state = {key: value for key, value in self.__dict__.items() if key != "bar"}
+        streams = {id(sys.stdout): "stdout", id(sys.stderr): "stderr"}
+        if self.file is not None and id(self.file) in streams:
+            state["file"] = streams[id(self.file)]
+        return state
+
+    def __setstate__(self, state):
+        import sys
+
+        self.__dict__.update(state)
+        if isinstance(self.file, str):
+            self.file = getattr(sys, self.file)
+        self.bar = None
+
+    def __deepcopy__(self, memo):
+        copy = ProgressBar(self.every, self.file)
+        memo[id(self)] = copy
+        return copy
 
     def __repr__(self) -> str:
         return f"ProgressBar(every={self.every})"

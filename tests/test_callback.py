@@ -263,3 +263,25 @@ def test_warm_start_refuses_a_changed_learning_rate_or_algorithm(small_multiclas
         model.set_params(learning_rate=0.1, algorithm="klogitboost").fit(X, y)
     model.set_params(algorithm="aoso")
     np.testing.assert_array_equal(model.predict_proba(X), before)
+
+
+def test_an_estimator_with_a_progress_bar_pickles_and_clones(small_multiclass, capsys):
+    """A fitted estimator keeps its callbacks: its ProgressBar must not keep the tqdm bar (which
+    holds a stream) after training, or pickling, joblib and cross-validation's clone fail
+    ('cannot pickle _io.TextIOWrapper'); a ProgressBar writing to sys.stdout clones too."""
+    import copy
+    import pickle
+
+    from sklearn.base import clone
+
+    from gpuboost.callback import ProgressBar
+
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=3, max_leaves=4, callbacks=[ProgressBar()]).fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict_proba(X), model.predict_proba(X))
+    clone(model).fit(X, y)
+    bar = ProgressBar(every=2, file=sys.stdout)
+    assert pickle.loads(pickle.dumps(bar)).file is sys.stdout
+    assert copy.deepcopy(bar).file is sys.stdout and copy.deepcopy(bar).every == 2
+    clone(BoostClassifier(n_estimators=2, callbacks=[bar])).fit(X, y)
