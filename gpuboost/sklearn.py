@@ -138,9 +138,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         ABC only: trees grown for base-class candidates that were not kept (they cost time,
         not model size).
     train_loss_ : ndarray of shape (n_estimators_,)
-        Training loss after each iteration.
+        Training loss after each iteration: a sum over the rows (weighted), as the papers
+        report it, not a mean.
     eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
-        Loss and number of misclassified rows on each ``eval_set`` after each iteration.
+        Loss (summed over the rows, as ``train_loss_``: divide by the number of rows for the
+        mean that ``sklearn.metrics.log_loss`` gives) and number of misclassified rows on each
+        ``eval_set`` after each iteration.
         Multi-label models: the log loss of ``predict_proba``'s probability model (paper
         004's -sum eta log p for the softmax family, the labels' binary log losses for
         K-LogitBoost and AdaBoost.MH), and the number of wrong (row, label) entries of
@@ -214,7 +217,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             Multi-label learning: an indicator matrix of 0 and 1, one column per label (an
             array, a list of lists, or a scipy.sparse matrix, densified).
         sample_weight : array-like of shape (n_samples,), default=None
-            Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row);
+            Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row, up
+            to how rounding breaks exact ties: docs/algorithms.md, "Numerical conventions");
             rows of weight 0 are left out of training, but still declare their classes (as in
             scikit-learn: ``classes_`` and ``predict_proba``'s columns come from all of y).
             Rows of two classes at least need a weight > 0.
