@@ -31,12 +31,14 @@ class ModelFormatError(ValueError):
 
 def _classes_to_json(classes: np.ndarray) -> dict:
     kind = classes.dtype.kind
-    if kind in "iub":
-        return {"kind": "int" if kind != "b" else "bool", "values": classes.tolist()}
+    if kind in "iu":  # (the dtype, so that a uint8 y predicts uint8 labels after loading too)
+        return {"kind": "int", "values": classes.tolist(), "dtype": classes.dtype.name}
+    if kind == "b":
+        return {"kind": "bool", "values": classes.tolist()}
     if kind == "f":
-        return {"kind": "float", "values": classes.tolist()}
+        return {"kind": "float", "values": classes.tolist(), "dtype": classes.dtype.name}
     if kind in "US" or (kind == "O" and all(isinstance(c, str) for c in classes)):
-        return {"kind": "str", "values": [str(c) for c in classes]}
+        return {"kind": "str", "values": [str(c) for c in classes], **({"dtype": "object"} if kind == "O" else {})}
     raise TypeError(
         f"classes of dtype {classes.dtype} cannot be saved; use integer or string labels."
     )
@@ -81,7 +83,28 @@ def _classes_from_json(data: dict) -> np.ndarray:
         raise ModelFormatError("the classes hold a non-finite value")
     if classes.size > 1 and not np.all(classes[1:] > classes[:-1]):
         raise ModelFormatError("the classes are not distinct and sorted")
-    return classes
+    return _with_dtype(classes, kind, data.get("dtype"))
+
+
+#: the dtypes a kind of classes may name (optional: files before it name none)
+_CLASS_DTYPES = {"int": {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"},
+                 "float": {"float16", "float32", "float64"}, "str": {"object"}}
+
+
+def _with_dtype(classes: np.ndarray, kind: str, dtype) -> np.ndarray:
+    """The classes in the dtype the file names (fit's classes_ keep y's dtype), checked to hold
+    the same values in it."""
+    if dtype is None:
+        return classes
+    if not isinstance(dtype, str) or dtype not in _CLASS_DTYPES.get(kind, ()):
+        raise ModelFormatError(f"classes of kind {kind!r} cannot have dtype {dtype!r}")
+    if dtype == "object":
+        return classes.astype(object)
+    with np.errstate(all="ignore"):
+        typed = classes.astype(dtype)
+    if not np.array_equal(typed.astype(classes.dtype), classes):
+        raise ModelFormatError(f"the classes do not fit their dtype {dtype}")
+    return typed
 
 
 def _finite_or_none(values: np.ndarray) -> list:

@@ -180,11 +180,15 @@ def test_labels_beyond_int64_round_trip(tmp_path):
     model = BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y)
     model.save_model(tmp_path / "m.json")
     data = json.loads((tmp_path / "m.json").read_text())
-    assert data["classes"] == {"kind": "int", "values": [1, 2**63 + 5, 2**64 - 1]}  # the format as before
+    assert data["classes"] == {"kind": "int", "values": [1, 2**63 + 5, 2**64 - 1], "dtype": "uint64"}
     loaded = gpuboost.load_model(tmp_path / "m.json")
     assert loaded.classes_.dtype == np.uint64
     np.testing.assert_array_equal(loaded.classes_, labels)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    # a file written before classes named their dtype: uint64 from the values alone, as then
+    older = gpuboost.load_model(_saved_with_valid_checksum(model, tmp_path, lambda d: d["classes"].pop("dtype")))
+    assert older.classes_.dtype == np.uint64
+    np.testing.assert_array_equal(older.predict(X), model.predict(X))
 
 
 @pytest.mark.parametrize("classes, message", [
@@ -335,3 +339,29 @@ def test_a_checkpoint_to_a_missing_folder_fails_before_training(small_multiclass
     with pytest.raises(FileNotFoundError, match="does not exist"):
         BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "no" / "c.json"), Count()]).fit(X, y)
     assert seen == []
+
+
+@pytest.mark.parametrize("y", [
+    np.arange(90, dtype=np.uint8) % 3, (np.arange(90) % 3).astype(np.int16), (np.arange(90) % 3).astype(np.float32),
+    np.array(["a", "b", "c"] * 30, dtype=object), np.array(["a", "b", "c"] * 30), np.arange(90) % 2 == 0,
+], ids=["uint8", "int16", "float32", "object strings", "str", "bool"])
+def test_the_labels_dtype_survives_the_round_trip(tmp_path, y):
+    """A loaded model's classes_ and predictions keep the dtype of the y it was fitted on (a
+    uint8 y predicted int64 labels after loading, an object y '<U' strings)."""
+    X = np.random.default_rng(0).normal(size=(90, 3))
+    model = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y)
+    model.save_model(tmp_path / "m.json")
+    loaded = gpuboost.load_model(tmp_path / "m.json")
+    assert loaded.classes_.dtype == model.classes_.dtype == y.dtype
+    assert loaded.predict(X).dtype == model.predict(X).dtype
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("dtype, message", [("uint8", "do not fit their dtype uint8"), ("complex64", "cannot have dtype"),
+                                            (7, "cannot have dtype")])
+def test_a_classes_dtype_that_does_not_hold_them_is_refused(fitted, tmp_path, dtype, message):
+    def edit(data):
+        data["classes"].update(values=[-1, 0, 1, 300], dtype=dtype)
+
+    with pytest.raises(ModelFormatError, match=message):
+        gpuboost.load_model(_saved_with_valid_checksum(fitted[0], tmp_path, edit))
