@@ -1616,3 +1616,26 @@ def _in_forked_child(model, X, y):
         proba = model.predict_proba(X)
         refit = BoostClassifier(n_estimators=4, max_leaves=6).fit(X, y).predict_proba(X)
     return proba, refit, [type(w.message).__name__ for w in caught if "forked" in str(w.message)]
+
+
+def test_a_node_whose_sums_broke_down_is_not_split():
+    """Where every valid candidate's gain is +inf (the node's Hessian sum below 0, as weights of
+    1e+-150 can leave it after a sparse feature's default bin is folded), there is no split, in
+    the reference and the compiled kernel alike (the kernel split at candidate 0, which held no
+    row on one side: empty children, found by a differential fuzz of the two backends)."""
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.numpy import best_splits
+
+    n_codes = 4
+    hist = np.zeros((2, n_codes, 3))
+    hist[0, 0] = [1e160, -1.0, 10.0]  # feature 0: every row in bin 0; the totals' H < 0
+    hist[1, 0] = [0.1, 1.0, 5.0]  # feature 1: two bins of 5 rows
+    hist[1, 1] = [0.2, 1.0, 5.0]
+    with np.errstate(all="ignore"):
+        reference = best_splits(hist[None], hist[None, 0].sum(axis=1), 1)
+    lanes = np.zeros((2, n_codes, kernels.LANES))
+    lanes[..., :3] = hist
+    with np.errstate(all="ignore"):
+        gain = kernels.best_split(lanes, lanes, False, 1, np.empty(3), np.empty((n_codes, 3)), np.empty((n_codes, 3)),
+                                  np.empty(2 * 2 * n_codes))[0]
+    assert reference.gain[0] == gain == -np.inf

@@ -1529,8 +1529,10 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
     shape (n_codes, 3); cand_gain (float64) of length >= 2 D (n_codes - 1). Returns (gain,
-    feature, bin, missing_left); gain -inf when no split. Gains within SPLIT_TIE (relative) of
-    the largest are ties: the first candidate (feature, bin, missing right then left) wins.
+    feature, bin, missing_left); gain -inf when no split (also where the largest gain is +inf:
+    the node's sums broke down, as extreme weights can make them). Gains within SPLIT_TIE
+    (relative) of the largest are ties: the first candidate (feature, bin, missing right then
+    left) wins.
 
     A feature's prefix and suffix sums are scanned in bin order, channel by channel (as the
     reference's cumsum), the two scans in one loop (six chains of additions in flight instead
@@ -1605,8 +1607,8 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
         feature_top[f] = _vmax_lane(best)
         if feature_top[f] > top:
             top = feature_top[f]
-    if not np.isfinite(top):
-        return top, 0, 0, False
+    if not np.isfinite(top):  # -inf: no candidate; +inf: the sums broke down (H < 0, G^2 overflowing): no split
+        return -np.inf, 0, 0, False
     threshold = top - SPLIT_TIE * abs(top)
     best_f = 0
     best_b = 0
@@ -3119,8 +3121,8 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
     for block in range(n_blocks):
         if tops[block] > top:
             top = tops[block]
-    if not np.isfinite(top):
-        return top, 0, 0, False
+    if not np.isfinite(top):  # -inf: no candidate; +inf: the sums broke down (H < 0, G^2 overflowing): no split
+        return -np.inf, 0, 0, False
     threshold = top - SPLIT_TIE * abs(top)
     at = -1
     best_gain = top

@@ -186,7 +186,9 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     left_rows = prefix[nodes, feature, bin_, -1] + np.where(direction == 1, missing[nodes, feature, 0, -1], 0)
     missing_left = np.where(has_missing[nodes, feature], direction == 1, left_rows >= sums[:, -1] - left_rows)
     return SplitBatch(
-        gain=gain[nodes, feature, bin_, direction],
+        # no split where no gain is finite: -inf (no candidate), or +inf and NaN (the sums broke
+        # down: a Hessian sum below 0 or G^2 overflowing, as weights of 1e+-150 can make them)
+        gain=np.where(np.isfinite(top), gain[nodes, feature, bin_, direction], -np.inf),
         feature=feature.astype(np.int64),
         bin=bin_.astype(np.int64),
         missing_left=missing_left.astype(bool),
