@@ -1,5 +1,6 @@
-"""The algorithms: each is a loss (the multinomial logistic loss, for all of these) and the
-kind of trees one iteration grows. One grower and one backend serve them all.
+"""The algorithms: each is a loss (the multinomial logistic loss, but K-LogitBoost's link
+exp(F - 1) and AdaBoost.MH's exponential loss: the table) and the kind of trees one iteration
+grows. One grower and one backend serve them all.
 
 =================  ==========================  ================  =========================
 algorithm          trees per iteration         split gain        node value

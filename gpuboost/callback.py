@@ -97,7 +97,8 @@ class EarlyStopping(Callback):
     data : int, default=0
         Which ``eval_set`` entry to watch.
     metric : {"loss", "error"}, default="loss"
-        The multinomial log loss, or the number of misclassified rows.
+        The eval set's loss (``eval_loss_``: the multinomial log loss, or a multi-label model's
+        loss), or the number of misclassified rows (wrong (row, label) entries, multi-label).
     """
 
     def __init__(self, rounds: int, data: int = 0, metric: str = "loss"):
@@ -142,6 +143,13 @@ class ProgressBar(Callback):
 
     Uses a tqdm progress bar where tqdm is installed (``pip install tqdm``), else prints a line
     every ``every`` iterations. ``BoostClassifier(verbose=N)`` adds one.
+
+    Parameters
+    ----------
+    every : int, default=1
+        Iterations between two refreshes.
+    file : text stream, default=None
+        Where to write: sys.stderr for the bar, sys.stdout for the lines, when None.
     """
 
     def __init__(self, every: int = 1, file=None):

@@ -30,10 +30,14 @@ n_threads              n_jobs                 all cores
 device                 device                 "auto"
 save_prob              (test, predict)        0
 =====================  =====================  ===========================
+
+``test`` and ``predict`` take ``n_threads`` and ``device`` as ABCBoost's do, check them, and
+otherwise ignore them: the model predicts where and with the threads it was trained for.
 """
 
 from __future__ import annotations
 
+import numbers
 import os
 import time
 from collections.abc import Hashable
@@ -66,16 +70,32 @@ def _check_keys(params: dict, allowed: set) -> None:
         raise TypeError(f"unknown parameter(s) {unknown}; known: {sorted(allowed)}.")
 
 
+def _check_prediction_keys(params: dict) -> None:
+    """test's and predict's ABCBoost keys: n_threads and device are accepted for its signature
+    and otherwise ignored (the model predicts where it does, with its own threads), but checked
+    as train checks them, so that a typo is not silently taken."""
+    from ._device import DEVICES
+
+    _check_keys(params, {"n_threads", "device"})
+    n_threads = params.get("n_threads")
+    if n_threads is not None and (not isinstance(n_threads, numbers.Integral) or isinstance(n_threads, bool)
+                                  or n_threads == 0):
+        raise ValueError(f"n_threads must be None or a non-zero integer, got {n_threads!r}.")
+    if "device" in params and params["device"] not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {params['device']!r}.")
+
+
 def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int = 20, shrinkage: float = 0.1,
           **params) -> BoostClassifier:
     """Train a model as ABCBoost's ``train`` does; returns a fitted ``BoostClassifier``.
 
     ``model_name``: ABCBoost's ``"mart"``, ``"robustlogit"`` (its default), ``"abcmart"``,
-    ``"abcrobustlogit"``, and gpuboost's ``"aoso"``, ``"logitboost"``, ``"klogitboost"``.
+    ``"abcrobustlogit"``, and gpuboost's ``"aoso"``, ``"logitboost"``, ``"klogitboost"``,
+    ``"adaboostmh"``.
     ``params``: ABCBoost's keys (the module docstring has the table), with its defaults.
     ``Y``: one label per row, or an (n, L) indicator matrix of 0 and 1 for a multi-label model
-    (``"aoso"``, ``"mart"``, ``"robustlogit"``, ``"klogitboost"``; ``test`` and ``predict`` then work
-    on such matrices).
+    (``"aoso"``, ``"mart"``, ``"robustlogit"``, ``"klogitboost"``, ``"adaboostmh"``; ``test`` and
+    ``predict`` then work on such matrices).
     """
     _check_keys(params, set(ABCBOOST_KEYS))
     estimator_params = {name: params.get(key, default) for key, (name, default) in ABCBOOST_KEYS.items()}
@@ -100,7 +120,7 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     final model's ``hamming_loss``, ``one_error``, ``coverage`` and ``average_precision``
     (``gpuboost.metrics``, on ``predict_proba``'s scores).
     """
-    _check_keys(params, {"n_threads", "device"})
+    _check_prediction_keys(params)
     _check_model(model)
     multilabel = getattr(model, "multilabel_", False)
     y = _indicator(Y, model) if multilabel else _codes(Y, model)
@@ -136,7 +156,7 @@ def predict(X, model: BoostClassifier, save_prob: int = 0, **params):
     """Predicted labels, or (labels, probabilities) with ``save_prob=1``: what the model's
     ``predict`` and ``predict_proba`` give (for a multi-label model, its indicator matrix and
     per-label scores)."""
-    _check_keys(params, {"n_threads", "device"})
+    _check_prediction_keys(params)
     _check_model(model)
     labels, probability = _outputs(model, model._scores(X))
     return (labels, probability) if save_prob else labels

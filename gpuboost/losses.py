@@ -234,7 +234,8 @@ def guard_hessian(H):
 def node_value(G, H, clip: float, scale: float = 1.0):
     """Newton step ``t = -scale * G / H`` of eq (27), clipped to [-clip, clip].
 
-    ``scale`` is (K-1)/K for MART and robust LogitBoost, 1 otherwise.
+    ``scale`` is (K-1)/K for MART, robust LogitBoost and LogitBoost with K > 2 classes, 1
+    otherwise (AOSO; two-class MART and robust LogitBoost, whose one tree says all).
     """
     return np.clip(-scale * np.asarray(G) / guard_hessian(np.asarray(H)), -clip, clip)
 

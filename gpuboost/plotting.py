@@ -65,7 +65,9 @@ def plot_training_curves(models, labels=None, ax=None):
 
 
 def plot_importance(model, importance_type: str = "gain", max_features: int = 20, ax=None):
-    """Horizontal bars of the ``max_features`` most important features."""
+    """Horizontal bars of the ``max_features`` most important features of a fitted model, by
+    ``model.feature_importance(importance_type)``, on ``ax`` (a new figure's when None); returns
+    the axes."""
     plt = _pyplot()
     importance = model.feature_importance(importance_type)
     names = (list(model.feature_names_in_) if hasattr(model, "feature_names_in_")

@@ -65,7 +65,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         on multi-label y the sum of the labels' logistic losses;
         AdaBoost.MH's the exponential loss of eq (3), 1 at the start, with the weighted Hamming
         loss of eq (1) in ``train_hamming_loss_``);
-        ``eval_loss_`` is the multinomial log loss of softmax(F) for every algorithm, and
+        ``eval_loss_`` is the multinomial log loss of softmax(F) for every algorithm (multi-label
+        models: see ``eval_loss_`` below), and
         ``predict_proba`` is softmax(F) (for AdaBoost.MH a monotone map of its scores f to
         probabilities that sum to 1: the class ranking and ``predict``'s argmax are f's).
     n_estimators : int, default=1000
@@ -86,9 +87,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Training stops when the training loss ``sum_i w_i (-log p_{i,y_i})`` falls to ``tol``.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where to train. "cuda": an NVIDIA GPU (needs the ``cuda12`` or ``cuda13`` extra; AOSO
-        only, the other algorithms train on the CPU); "auto": the GPU when one is usable and
-        the algorithm runs there, else the CPU. A model trained on the GPU predicts on the GPU
-        when one is usable and on the CPU otherwise, with the same scores.
+        only: other algorithms and multi-label y raise a ValueError with "cuda"); "auto": the
+        GPU when one is usable and the problem runs there (AOSO, at most 128 classes), else the
+        CPU. The estimator that trained on the GPU predicts on the GPU when one is usable and on
+        the CPU otherwise, with the same scores; a model loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
         CPU threads: None means every available core, negative values count back from it
         (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:

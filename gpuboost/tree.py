@@ -14,7 +14,8 @@ Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the
                      +t at r, -t at s, 0 elsewhere (eq 29), so a pair's vector sums to 0
     n_samples[j]     training rows in the node
     gain[j]          the gain of eq (30) of the node's split (0 for a leaf)
-    vector[j]        K-LogitBoost only (pair (0, -3)): the node's K values, one per class
+    vector[j]        K-LogitBoost and AdaBoost.MH only (pair (0, -3)): the node's K values, one
+                     per class
 
 The same arrays serve prediction, the model file and (later) the GPU. They are read-only (a
 tree keeps read-only views of the arrays it is given): an estimator keeps its trees packed for
@@ -42,7 +43,7 @@ class Tree:
     value: np.ndarray
     n_samples: np.ndarray
     gain: np.ndarray
-    vector: np.ndarray | None = None  # (n_nodes, K): K-LogitBoost's per-class node values
+    vector: np.ndarray | None = None  # (n_nodes, K): K-LogitBoost's and AdaBoost.MH's per-class node values
 
     def __setattr__(self, name, value):
         if isinstance(value, np.ndarray) and value.flags.writeable:

@@ -133,3 +133,15 @@ def test_save_checks_its_arguments(small, tmp_path):
     with pytest.raises(TypeError, match="model must be a BoostClassifier"):
         abcboost.save(None, str(tmp_path / "m.json"))
     assert not (tmp_path / "m.json").exists()
+
+
+def test_prediction_keys_are_checked_though_ignored(small):
+    """test and predict take ABCBoost's n_threads and device, and check them (a typo such as
+    device='gpu' was silently taken)."""
+    X, y = small
+    model = abcboost.train(y, X, "mart", 2, 4, 0.1)
+    np.testing.assert_array_equal(abcboost.predict(X, model, n_threads=2, device="cpu"), model.predict(X))
+    with pytest.raises(ValueError, match="device must be one of"):
+        abcboost.predict(X, model, device="gpu")
+    with pytest.raises(ValueError, match="n_threads must be None or a non-zero integer"):
+        abcboost.test(y, X, model, n_threads=0)
