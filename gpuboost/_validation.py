@@ -290,11 +290,22 @@ def label_indicator(y, algorithm: str):
     array, a list of lists or a DataFrame; a sparse one goes through ``host_labels`` first);
     shape (n, 1) is an ordinary single-label y.
     """
-    if getattr(y, "ndim", np.ndim(y) if isinstance(y, (list, tuple)) else 0) != 2:
+    try:
+        ndim = getattr(y, "ndim", np.ndim(y) if isinstance(y, (list, tuple)) else 0)
+    except ValueError:  # rows of different lengths (label lists, not an indicator matrix)
+        raise ValueError("y is a list of rows of different lengths: give a multi-label y as an indicator matrix of "
+                         "0 and 1 (one column per label; sklearn.preprocessing.MultiLabelBinarizer makes one from "
+                         "label lists), or one class label per row.") from None
+    if ndim != 2:
         return None
     Y = np.asarray(y)
     if Y.shape[1] < 2:
         return None
+    if Y.dtype.kind == "O":  # a pandas nullable (Int64, boolean) frame: numbers, unless a value is missing
+        try:
+            Y = Y.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
         raise ValueError(
             f"y has shape {Y.shape}: a 2-D y must be a multi-label indicator matrix of 0 and 1 (one column per "

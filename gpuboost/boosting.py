@@ -52,7 +52,7 @@ class BoostResult:
     initial_loss: float = 0.0
     fit_time: float = 0.0
     trial_trees: int = 0  # trees grown for rejected ABC base-class candidates
-    train_hamming: np.ndarray = None  # AdaBoost.MH: the weighted Hamming loss (eq 1) after each new iteration
+    train_hamming: np.ndarray = None  # AdaBoost.MH: the weighted Hamming loss (eq 1) after each iteration
 
 
 def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
@@ -151,6 +151,9 @@ def boost(
             group = trees[start:start + per_iteration]
             backend.add_trees(F, group, codes, backend.missing_code, learning_rate)
             monitor(group)
+            if hasattr(backend, "hamming_loss"):  # AdaBoost.MH: each kept iteration's Hamming loss again
+                backend.set_scores(F)
+                hamming.append(backend.hamming_loss)
     loss = backend.set_scores(F) if trees else initial_loss
     base = int(trees[-1].pair[0, 1]) if trees and algorithm in ABC else None
     grower = TreeGrower(backend, grower_params, bin_edge, n_rows)

@@ -14,17 +14,46 @@ import numpy as np
 __all__ = ["one_error", "coverage", "average_precision", "hamming_loss"]
 
 
+def _indicator(Y, name: str = "Y") -> np.ndarray:
+    """An indicator matrix of 0 and 1 (or booleans; a scipy.sparse one densified) as bool."""
+    if hasattr(Y, "toarray") and hasattr(Y, "nnz"):
+        Y = Y.toarray()
+    Y = np.asarray(Y)
+    if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
+        values = np.unique(Y)[:5].tolist()
+        hint = " (labels of -1 and 1: pass Y > 0)" if set(values) == {-1, 1} else (
+            " (predict's output, not predict_proba's scores)" if name == "Y_pred" else "")
+        raise ValueError(f"{name} must be an indicator matrix of 0 and 1 (or booleans), one column per label; "
+                         f"it holds {values}{hint}.")
+    return Y.astype(bool)
+
+
 def _check(Y, scores):
-    Y = np.asarray(Y).astype(bool)
+    Y = _indicator(Y)
+    if hasattr(scores, "toarray") and hasattr(scores, "nnz"):
+        scores = scores.toarray()
     scores = np.asarray(scores, dtype=np.float64)
     if Y.ndim != 2 or Y.shape != scores.shape:
         raise ValueError(f"Y and scores must both have shape (n_samples, n_labels); got {Y.shape} and {scores.shape}.")
+    if np.isnan(scores).any():
+        raise ValueError("scores hold NaN: a ranking needs every label scored.")
     return Y, scores
+
+
+#: _ranks compares the labels of this many cells' worth of rows at a time (rows x L x L
+#: booleans): its memory stays bounded however many labels there are
+RANK_CELLS = 1 << 24
 
 
 def _ranks(scores):
     """rank[i, l] = number of labels of row i scored at least as high as label l (1 = top)."""
-    return (scores[:, None, :] >= scores[:, :, None]).sum(axis=2)
+    n, L = scores.shape
+    ranks = np.empty((n, L), dtype=np.int64)
+    step = max(1, RANK_CELLS // max(1, L * L))
+    for lo in range(0, n, step):
+        block = scores[lo:lo + step]
+        ranks[lo:lo + step] = (block[:, None, :] >= block[:, :, None]).sum(axis=2)
+    return ranks
 
 
 def one_error(Y, scores) -> float:
@@ -66,9 +95,10 @@ def average_precision(Y, scores) -> float:
 
 
 def hamming_loss(Y, Y_pred) -> float:
-    """Fraction of (row, label) entries predicted wrongly."""
-    Y = np.asarray(Y).astype(bool)
-    Y_pred = np.asarray(Y_pred).astype(bool)
+    """Fraction of (row, label) entries predicted wrongly (both indicator matrices of 0 and 1:
+    ``predict``'s, not ``predict_proba``'s scores)."""
+    Y = _indicator(Y)
+    Y_pred = _indicator(Y_pred, "Y_pred")
     if Y.shape != Y_pred.shape:
         raise ValueError(f"Y and Y_pred must have the same shape; got {Y.shape} and {Y_pred.shape}.")
     return float(np.mean(Y != Y_pred))

@@ -150,6 +150,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         004's -sum eta log p for the softmax family, the labels' binary log losses for
         K-LogitBoost and AdaBoost.MH), and the number of wrong (row, label) entries of
         ``predict``.
+    train_hamming_loss_ : ndarray of shape (n_estimators_,)
+        AdaBoost.MH only: the weighted Hamming loss (eq 1) after each iteration (not saved in
+        model files; a continuation computes its earlier iterations' again).
     fit_time_ : float
         Seconds spent in the boosting loop.
     """
@@ -604,6 +607,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.train_loss_ = self.train_loss_[:n_iterations]
         self.eval_loss_ = [v[:n_iterations] for v in self.eval_loss_]
         self.eval_error_ = [v[:n_iterations] for v in self.eval_error_]
+        if hasattr(self, "train_hamming_loss_"):
+            self.train_hamming_loss_ = self.train_hamming_loss_[:n_iterations]
 
     @property
     def n_estimators_(self) -> int:

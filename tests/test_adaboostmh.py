@@ -168,3 +168,19 @@ def test_two_leaves_mean_kegls_factorized_stump():
 def test_adaboostmh_trains_on_the_cpu_only():
     with pytest.raises(ValueError, match="no CUDA implementation"):
         BoostClassifier(algorithm="adaboostmh", device="cuda").fit(np.zeros((4, 1)), [0, 1, 0, 1])
+
+
+def test_the_hamming_loss_follows_early_stopping_and_continuation():
+    """train_hamming_loss_ has one entry per kept iteration: early stopping cut train_loss_ but
+    not it (77 entries for 74 iterations), and a continued fit held only its new iterations'."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    Y = (X @ rng.normal(size=(4, 3)) > 0).astype(int)
+    stopped = BoostClassifier(algorithm="adaboostmh", n_estimators=200, max_leaves=4, early_stopping_rounds=3).fit(
+        X[:200], Y[:200], eval_set=[(X[200:], Y[200:])])
+    assert len(stopped.train_hamming_loss_) == len(stopped.train_loss_) == stopped.n_estimators_ < 200
+    for y in (Y, np.argmax(X[:, :3], axis=1)):
+        whole = BoostClassifier(algorithm="adaboostmh", n_estimators=12, max_leaves=4).fit(X, y)
+        part = BoostClassifier(algorithm="adaboostmh", n_estimators=5, max_leaves=4, warm_start=True).fit(X, y)
+        part.set_params(n_estimators=12).fit(X, y)
+        np.testing.assert_array_equal(part.train_hamming_loss_, whole.train_hamming_loss_)

@@ -313,3 +313,44 @@ def test_multilabel_eval_set_must_be_an_indicator_of_the_same_labels():
             model.fit(X, Y, eval_set=[(X, bad)])
     with pytest.raises(ValueError, match="indicator matrix of 0 and 1"):
         model.fit(X, Y, eval_set=[(X, 2 * Y)])
+
+
+def test_metrics_refuse_what_they_cannot_rank_and_take_sparse_labels():
+    """NaN scores, labels of -1 and 1, and probabilities as predictions were taken silently
+    (inf, or every label true); a sparse Y, which fit takes, was refused. The ranks are made
+    in blocks of rows (bounded memory), with the same results."""
+    import scipy.sparse
+
+    from gpuboost import metrics
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((300, 12)) < 0.3).astype(int)
+    S = rng.integers(0, 4, size=(300, 12)).astype(float)  # ties everywhere
+    with pytest.raises(ValueError, match="scores hold NaN"):
+        metrics.average_precision([[1, 0]], [[np.nan, 0.0]])
+    with pytest.raises(ValueError, match=r"labels of -1 and 1: pass Y > 0"):
+        metrics.average_precision([[1, -1, -1]], [[0.9, 0.5, 0.1]])
+    with pytest.raises(ValueError, match="predict's output, not predict_proba's scores"):
+        metrics.hamming_loss([[1, 0, 0]], [[0.9, 0.1, 0.2]])
+    assert metrics.average_precision(scipy.sparse.csr_matrix(Y), S) == metrics.average_precision(Y, S)
+    assert metrics.hamming_loss(scipy.sparse.csr_matrix(Y), Y) == 0.0
+    whole = (metrics.coverage(Y, S), metrics.average_precision(Y, S))
+    saved = metrics.RANK_CELLS
+    metrics.RANK_CELLS = 1000  # blocks of 6 rows
+    try:
+        assert (metrics.coverage(Y, S), metrics.average_precision(Y, S)) == whole
+    finally:
+        metrics.RANK_CELLS = saved
+
+
+def test_a_nullable_pandas_indicator_is_multi_label_and_ragged_rows_are_refused():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 4))
+    Y = (X[:, :3] > 0).astype(int)
+    expected = BoostClassifier(algorithm="klogitboost", n_estimators=3).fit(X, Y).predict_proba(X)
+    for frame in (pd.DataFrame(Y).astype("Int64"), pd.DataFrame(Y.astype(bool)).astype("boolean")):
+        got = BoostClassifier(algorithm="klogitboost", n_estimators=3).fit(X, frame).predict_proba(X)
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match="rows of different lengths"):
+        BoostClassifier(algorithm="klogitboost", n_estimators=3).fit(X, [[0, 2], [1]] + [[1]] * 38)
