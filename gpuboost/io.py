@@ -150,6 +150,7 @@ def model_to_dict(estimator) -> dict:
         "train_loss": [float(v) for v in estimator.train_loss_],
         "trees": trees,
         **({"multilabel": True} if getattr(estimator, "multilabel_", False) else {}),
+        **({"empty_label_sets": True} if getattr(estimator, "empty_label_sets_", False) else {}),
         # the feature index base of the LibSVM file the command line trained on (its predict
         # and evaluate read LibSVM files with it)
         **({"libsvm_zero_based": bool(estimator.libsvm_zero_based_)}
@@ -333,7 +334,7 @@ def load_into(estimator, path) -> None:
             and all(isinstance(name, str) for name in feature_names)
         ):
             raise ModelFormatError(f"'feature_names' must be null or a list of {n_features} strings")
-        for key in ("multilabel", "libsvm_zero_based"):
+        for key in ("multilabel", "libsvm_zero_based", "empty_label_sets"):
             if not isinstance(data.get(key, False), bool):
                 raise ModelFormatError(f"{key!r} must be true or false, got {data[key]!r}")
         _check_loaded_params(params)
@@ -366,6 +367,10 @@ def load_into(estimator, path) -> None:
     estimator.eval_loss_, estimator.eval_error_ = [], []
     estimator.device_ = "cpu"
     estimator.multilabel_ = bool(data.get("multilabel", False))
+    if estimator.multilabel_:
+        estimator.empty_label_sets_ = data.get("empty_label_sets", False)
+    elif hasattr(estimator, "empty_label_sets_"):
+        del estimator.empty_label_sets_
     if "libsvm_zero_based" in data:
         estimator.libsvm_zero_based_ = data["libsvm_zero_based"]
     elif hasattr(estimator, "libsvm_zero_based_"):

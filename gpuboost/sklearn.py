@@ -127,6 +127,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         ``arange(n_labels)``, the indicator matrix's columns.
     multilabel_ : bool
         Whether y was a multi-label indicator matrix.
+    empty_label_sets_ : bool
+        Multi-label models only: whether y had rows without any label. ``predict`` then may
+        give a row no label (AdaBoost.MH, K-LogitBoost); otherwise it gives every row at least
+        its top-ranked label, as every training row had one.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X had string column names (a pandas DataFrame).
@@ -296,6 +300,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.multilabel_ = indicator is not None
         if self.multilabel_:
             self.classes_ = np.arange(indicator.shape[1])  # the labels are the columns
+            self.empty_label_sets_ = bool(not indicator.any(axis=1).all())  # (from every row, as classes_)
         else:
             # from every row, as scikit-learn does: a row of weight 0 still declares its class
             self.classes_, y_codes = _validation.encode_labels(y)
@@ -699,7 +704,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
                 p = softmax(F)[0]
                 labels = p >= 0.5 * p.max(axis=1, keepdims=True)
-            labels[np.arange(F.shape[0]), predicted_class(F)] = True
+            if not getattr(self, "empty_label_sets_", False):  # no training row was without a label
+                labels[np.arange(F.shape[0]), predicted_class(F)] = True
             return labels.astype(np.int64)
         return self.classes_[predicted_class(F)]
 
@@ -743,8 +749,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Multi-label models: an indicator matrix (n_samples, n_labels): AdaBoost.MH's and
         K-LogitBoost's labels whose score is positive (AdaBoost.MH's sign rule; for
         K-LogitBoost, probability above 1/2); the softmax family's labels whose probability
-        is at least half the row's largest (p estimates eta = 1/|S_i|); and in all, at least
-        the top-ranked label of each row.
+        is at least half the row's largest (p estimates eta = 1/|S_i|, so the top-ranked label
+        is always in); and at least the top-ranked label of each row where the training y had
+        no row without labels (``empty_label_sets_`` False), else the labels as they come (an
+        AdaBoost.MH or K-LogitBoost row may then have none).
         """
         return self._as_prediction(self._scores(X))
 
