@@ -301,7 +301,8 @@ def label_indicator(y, algorithm: str):
     Y = np.asarray(y)
     if Y.shape[1] < 2:
         return None
-    if Y.dtype.kind == "O":  # a pandas nullable (Int64, boolean) frame: numbers, unless a value is missing
+    if Y.dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in Y.ravel()):
+        # a pandas nullable (Int64, boolean) frame: numbers, unless a value is missing
         try:
             Y = Y.astype(np.float64)
         except (TypeError, ValueError):
