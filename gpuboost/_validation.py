@@ -470,7 +470,18 @@ def check_weight(sample_weight, n_rows: int):
         raise ValueError(
             "sample_weight is zero for every row (it sums to 0): at least one row needs a positive weight."
         )
+    if w.max() > MAX_WEIGHT:  # (weights of 1e160 overflowed G^2 in the gains: another model, silently)
+        raise ValueError(
+            f"sample_weight has values up to {w.max():.3g}, beyond {MAX_WEIGHT:g}: the sums of weighted gradients "
+            "and their squares would overflow. Divide the weights by a constant (their maximum, say): the model "
+            "depends only on their ratios (tol bounds the weighted loss: scale it alike)."
+        )
     return w
+
+
+#: The largest sample weight check_weight takes: a node's gradient sum is at most n_samples
+#: times it, and its square (the gains) must stay far below float64's 1.8e308
+MAX_WEIGHT = 1e100
 
 
 def check_eval_set(eval_set) -> list:

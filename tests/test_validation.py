@@ -63,6 +63,7 @@ CASES = {
     "positive sample_weight in one class only": lambda: small().fit(X, y, sample_weight=(y == 0) * 1.0),
     "sample_weight of another length": lambda: small().fit(X, y, sample_weight=np.ones(5)),
     "2-D sample_weight": lambda: small().fit(X, y, sample_weight=np.ones((10, 2))),
+    "sample_weight so large that the sums would overflow": lambda: small().fit(X, y, sample_weight=np.full(20, 1e160)),
     "y a list mixing strings and numbers": lambda: small().fit(X, [1, "a", 2, "b"] * 5),
     "y a list mixing booleans and numbers": lambda: small().fit(X, [True, 0, 2, False] * 5),
     "y a pandas string column with a missing label": lambda: small().fit(X, _pandas_string_y()),
