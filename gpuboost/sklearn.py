@@ -230,7 +230,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             to how rounding breaks exact ties: docs/algorithms.md, "Numerical conventions");
             rows of weight 0 are left out of training, but still declare their classes (as in
             scikit-learn: ``classes_`` and ``predict_proba``'s columns come from all of y).
-            Rows of two classes at least need a weight > 0.
+            Rows of two classes at least need a weight > 0; weights are finite, >= 0 and at most
+            1e100 (larger ones would overflow the sums: divide them by a constant).
         eval_set : list of (X, y) pairs, default=None
             Monitored after every iteration (``eval_loss_``, ``eval_error_``); never used to
             choose anything but the early stopping point. Multi-label models take indicator
