@@ -116,7 +116,9 @@ def _predict(args) -> int:
     if args.unlabelled or not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
         X = load_features(args.data, split=args.split, n_features=model.n_features_in_, zero_based=_base(model))
     else:
-        X = _load(args.data, args.label_column, args.split)[0]
+        from .datasets import _load_csv
+
+        X = _load_csv(args.data, args.label_column, labelled=False)[0]  # (its labels unread: they may be empty)
     # the whole output first, then written at once: a failure leaves an existing file as it was
     out = io.StringIO()
     # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does

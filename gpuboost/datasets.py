@@ -448,7 +448,9 @@ def _width(path, header, body, lines) -> int:
     return width
 
 
-def _load_csv(path, label_column):
+def _load_csv(path, label_column, labelled=True):
+    """(X, y) of a CSV file; y None where not labelled (the label column is dropped unread:
+    prediction needs no label, so a row's may be empty)."""
     header, body, lines = _read_csv(path)
     width = _width(path, header, body, lines)
     if label_column is None:
@@ -468,6 +470,8 @@ def _load_csv(path, label_column):
         raise TypeError(f"label_column must be a column name or an integer index, got {label_column!r}.")
     if width < 2:
         raise ValueError(f"{path} has a single column, the label: there is no feature column.")
+    if not labelled:
+        return _floats(path, header, body, lines, label_index), None
     texts = [r[label_index].strip() for r in body]
     try:
         y = np.array([float(t) if t else np.nan for t in texts])

@@ -437,3 +437,16 @@ def test_plot_labels_must_match_the_models_and_the_output_name_is_kept(small_lib
     assert main(["plot", model, "-o", str(tmp_path / "noext")]) == 0
     assert f"plot saved to {tmp_path / 'noext'}" in capsys.readouterr().out
     assert (tmp_path / "noext").read_bytes().startswith(b"\x89PNG")
+
+
+def test_predict_on_a_csv_reads_no_label(tmp_path, capsys):
+    """predict drops a CSV's label column unread: rows whose label is empty (unknown, to be
+    predicted) are predicted, not refused as missing labels."""
+    (tmp_path / "tr.csv").write_text("a,b,label\n1,2,x\n3,4,y\n5,6,y\n1,1,x\n")
+    model = tmp_path / "m.json"
+    assert main(["train", str(tmp_path / "tr.csv"), "-o", str(model), "--n-estimators", "2"]) == 0
+    (tmp_path / "te.csv").write_text("a,b,label\n1,2,x\n3,4,\n5,6,\n")
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "te.csv")]) == 0
+    out = capsys.readouterr().out.split()
+    assert out[0] == "label" and len(out) == 4 and set(out[1:]) <= {"x", "y"}
