@@ -151,6 +151,8 @@ def model_to_dict(estimator) -> dict:
         "trees": trees,
         **({"multilabel": True} if getattr(estimator, "multilabel_", False) else {}),
         **({"empty_label_sets": True} if getattr(estimator, "empty_label_sets_", False) else {}),
+        **({"train_hamming_loss": [float(v) for v in estimator.train_hamming_loss_]}
+           if hasattr(estimator, "train_hamming_loss_") else {}),
         # the feature index base of the LibSVM file the command line trained on (its predict
         # and evaluate read LibSVM files with it)
         **({"libsvm_zero_based": bool(estimator.libsvm_zero_based_)}
@@ -327,6 +329,12 @@ def load_into(estimator, path) -> None:
         if len(mapper.edges_) != n_features or len(classes) < 2:
             raise ModelFormatError("the binning or the classes do not match the number of features")
         train_loss = np.asarray(data["train_loss"], dtype=np.float64)
+        hamming = data.get("train_hamming_loss")  # (AdaBoost.MH's, optional)
+        if hamming is not None:
+            if not (isinstance(hamming, list) and len(hamming) == len(train_loss)
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in hamming)):
+                raise ModelFormatError("'train_hamming_loss' must be a list of numbers, one per iteration")
+            hamming = np.asarray(hamming, dtype=np.float64)
         initial_loss = float(data["initial_loss"])
         feature_names = data["feature_names"]
         if feature_names is not None and not (
@@ -363,6 +371,10 @@ def load_into(estimator, path) -> None:
         del estimator.feature_names_in_
     estimator.trees_ = trees
     estimator.train_loss_ = train_loss
+    if hamming is not None:
+        estimator.train_hamming_loss_ = hamming
+    elif hasattr(estimator, "train_hamming_loss_"):
+        del estimator.train_hamming_loss_
     estimator.initial_loss_ = initial_loss
     estimator.eval_loss_, estimator.eval_error_ = [], []
     estimator.device_ = "cpu"

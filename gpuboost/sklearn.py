@@ -155,7 +155,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         K-LogitBoost and AdaBoost.MH), and the number of wrong (row, label) entries of
         ``predict``.
     train_hamming_loss_ : ndarray of shape (n_estimators_,)
-        AdaBoost.MH only: the weighted Hamming loss (eq 1) after each iteration (not saved in
+        AdaBoost.MH only: the weighted Hamming loss (eq 1) after each iteration (saved in
         model files; a continuation computes its earlier iterations' again).
     fit_time_ : float
         Seconds spent in the boosting loop.

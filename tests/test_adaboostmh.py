@@ -184,3 +184,15 @@ def test_the_hamming_loss_follows_early_stopping_and_continuation():
         part = BoostClassifier(algorithm="adaboostmh", n_estimators=5, max_leaves=4, warm_start=True).fit(X, y)
         part.set_params(n_estimators=12).fit(X, y)
         np.testing.assert_array_equal(part.train_hamming_loss_, whole.train_hamming_loss_)
+
+
+def test_the_hamming_loss_is_saved(tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(120, 3))
+    y = np.argmax(X, axis=1)
+    model = BoostClassifier(algorithm="adaboostmh", n_estimators=6, max_leaves=4).fit(X, y)
+    model.save_model(tmp_path / "m.json")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.json").train_hamming_loss_, model.train_hamming_loss_)
+    aoso = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y)
+    aoso.save_model(tmp_path / "a.json")
+    assert not hasattr(load_model(tmp_path / "a.json"), "train_hamming_loss_")
