@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -67,13 +68,15 @@ def _train(args) -> int:
 
     check_writable(args.output)  # a missing folder fails now, not after the training
     X, y, zero_based = _load(args.data, args.label_column, args.split)
+    names = _csv_names(args.data, args.label_column)
     params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
     eval_set = None
     if args.eval:
         # the training file's width and base: a test file's rows may lack the last features, and
         # one that happens not to use feature 0 of a 0-based training set is still read 0-based
-        eval_set = [_load(args.eval, args.label_column, args.eval_split, n_features=X.shape[1], zero_based=zero_based,
-                          n_labels=_n_labels(y))[:2]]
+        X_eval, y_eval = _load(args.eval, args.label_column, args.eval_split, n_features=X.shape[1],
+                               zero_based=zero_based, n_labels=_n_labels(y))[:2]
+        eval_set = [(_named_columns(names, X_eval, _csv_names(args.eval, args.label_column), args.eval), y_eval)]
     model = BoostClassifier(**params)
     kind = f"{y.shape[1]} labels (multi-label)" if _n_labels(y) else f"{len(np.unique(y))} classes"
     print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, {kind}",
@@ -81,6 +84,8 @@ def _train(args) -> int:
     started = time.perf_counter()
     model.fit(X, y, eval_set=eval_set)
     seconds = time.perf_counter() - started
+    if names is not None:  # a CSV header: the model keeps its feature names (predict matches columns by them)
+        model.feature_names_in_ = np.asarray(names, dtype=object)
     if zero_based != "auto":
         # the base the training file was read with (a guess where it has no index 0: 1-based), so that predict
         # and evaluate read LibSVM files as it was read; set after fit, which clears fitted attributes
@@ -119,6 +124,7 @@ def _predict(args) -> int:
         from .datasets import _load_csv
 
         X = _load_csv(args.data, args.label_column, labelled=False)[0]  # (its labels unread: they may be empty)
+    X = _model_columns(model, X, _csv_names(args.data, args.label_column, labelled=not args.unlabelled), args.data)
     # the whole output first, then written at once: a failure leaves an existing file as it was
     out = io.StringIO()
     # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
@@ -138,6 +144,35 @@ def _predict(args) -> int:
     else:
         sys.stdout.write(out.getvalue())
     return 0
+
+
+def _csv_names(path, label_column, labelled=True):
+    """The feature names of a CSV file's header (None for another format, or no header)."""
+    from .datasets import csv_feature_names
+
+    return csv_feature_names(path, label_column, labelled) if _is_csv(path) else None
+
+
+def _model_columns(model, X, names, path):
+    """X's columns in the model's order, where the model and the file both name them (a model
+    trained on a CSV file with a header, a CSV file with one): the same names in another order
+    are put in the model's, other names are an error; else X as it is (by position)."""
+    return _named_columns(getattr(model, "feature_names_in_", None), X, names, path)
+
+
+def _named_columns(fitted, X, names, path):
+    """_model_columns with the model's feature names given (None: none)."""
+    if fitted is None or names is None:
+        return X
+    fitted = [str(name) for name in fitted]
+    if names == fitted:
+        return X
+    if sorted(names) == sorted(fitted) and len(set(names)) == len(names):
+        return X[:, [names.index(name) for name in fitted]]
+    missing = [name for name in fitted if name not in names]
+    unknown = [name for name in names if name not in fitted]
+    raise ValueError(f"{path}: its columns are not the model's features: missing {missing[:5]}, not in the model "
+                     f"{unknown[:5]} (the model's: {fitted[:8]}{' ...' if len(fitted) > 8 else ''}).")
 
 
 def _is_csv(path) -> bool:
@@ -177,6 +212,7 @@ def _evaluate(args) -> int:
     model = load_model(args.model)
     X, y, _ = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
                     zero_based=_base(model), n_labels=_model_labels(model))
+    X = _model_columns(model, X, _csv_names(args.data, args.label_column), args.data)
     if model.multilabel_:
         try:
             y = _indicator(y, model)
@@ -365,7 +401,11 @@ def main(argv=None) -> int:
     run = {"train": _train, "predict": _predict, "evaluate": _evaluate, "bench": _bench, "plot": _plot,
            "demo": _demo}[args.command]
     try:
-        return run(args)
+        with warnings.catch_warnings():
+            # columns are matched by the header's names where a CSV file has one (_model_columns);
+            # X then goes to the model as an array, which scikit-learn would warn about
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            return run(args)
     except BrokenPipeError:  # the reader went away (gpuboost predict ... | head): not an error
         import os
 

@@ -448,11 +448,22 @@ def _width(path, header, body, lines) -> int:
     return width
 
 
-def _load_csv(path, label_column, labelled=True):
-    """(X, y) of a CSV file; y None where not labelled (the label column is dropped unread:
-    prediction needs no label, so a row's may be empty)."""
+def csv_feature_names(path, label_column=None, labelled=True):
+    """The feature columns' names of a CSV file with a header line (the label column's left
+    out where labelled, as load_data reads it), or None for a file without one."""
     header, body, lines = _read_csv(path)
-    width = _width(path, header, body, lines)
+    if header is None:
+        return None
+    if not labelled:
+        return list(header)
+    label_index = _label_index(path, header, _width(path, header, body, lines), label_column)
+    return [name for j, name in enumerate(header) if j != label_index]
+
+
+def _label_index(path, header, width, label_column) -> int:
+    """The label column's index in a CSV file of width columns (label_column: a name, an index
+    from 0, negative from the end, or None: a column named label, class, target or y, else the
+    last)."""
     if label_column is None:
         names = [n.lower() for n in header] if header else []
         label_index = next((names.index(n) for n in ("label", "class", "target", "y") if n in names), width - 1)
@@ -470,6 +481,15 @@ def _load_csv(path, label_column, labelled=True):
         raise TypeError(f"label_column must be a column name or an integer index, got {label_column!r}.")
     if width < 2:
         raise ValueError(f"{path} has a single column, the label: there is no feature column.")
+    return label_index
+
+
+def _load_csv(path, label_column, labelled=True):
+    """(X, y) of a CSV file; y None where not labelled (the label column is dropped unread:
+    prediction needs no label, so a row's may be empty)."""
+    header, body, lines = _read_csv(path)
+    width = _width(path, header, body, lines)
+    label_index = _label_index(path, header, width, label_column)
     if not labelled:
         return _floats(path, header, body, lines, label_index), None
     texts = [r[label_index].strip() for r in body]

@@ -450,3 +450,32 @@ def test_predict_on_a_csv_reads_no_label(tmp_path, capsys):
     assert main(["predict", str(model), str(tmp_path / "te.csv")]) == 0
     out = capsys.readouterr().out.split()
     assert out[0] == "label" and len(out) == 4 and set(out[1:]) <= {"x", "y"}
+
+
+def test_csv_columns_are_matched_by_their_header_names(tmp_path, capsys):
+    """A model trained on a CSV file with a header keeps its feature names, and predict,
+    evaluate and train --eval match a CSV file's columns by them: the same columns in another
+    order give the same predictions (they were read by position: silently other features),
+    other columns are an error that names them."""
+    rows = [(1, 2, "x", 0), (3, 4, "y", 1), (5, 6, "y", 1), (1, 1, "x", 0), (2, 2, "x", 0), (6, 6, "y", 1)]
+    (tmp_path / "tr.csv").write_text("a,b,label,c\n" + "".join(f"{a},{b},{l},{c}\n" for a, b, l, c in rows))
+    (tmp_path / "ev.csv").write_text("label,c,b,a\n" + "".join(f"{l},{c},{b},{a}\n" for a, b, l, c in rows))
+    model = tmp_path / "m.json"
+    assert main(["train", str(tmp_path / "tr.csv"), "-o", str(model), "--n-estimators", "3",
+                 "--eval", str(tmp_path / "ev.csv")]) == 0
+    assert "ev.csv: 0 errors of 6" in capsys.readouterr().out
+    from gpuboost import load_model
+
+    assert list(load_model(model).feature_names_in_) == ["a", "b", "c"]
+    (tmp_path / "same.csv").write_text("a,b,c\n1,2,0\n5,6,1\n")
+    (tmp_path / "moved.csv").write_text("c,a,b\n0,1,2\n1,5,6\n")
+    outputs = []
+    for data in ("same.csv", "moved.csv"):
+        assert main(["predict", str(model), str(tmp_path / data), "--unlabelled", "--proba"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert main(["evaluate", str(model), str(tmp_path / "ev.csv")]) == 0
+    assert "0 errors" in capsys.readouterr().out
+    (tmp_path / "other.csv").write_text("a,b,d\n1,2,0\n")
+    assert main(["predict", str(model), str(tmp_path / "other.csv"), "--unlabelled"]) == 1
+    assert "missing ['c'], not in the model ['d']" in capsys.readouterr().err
