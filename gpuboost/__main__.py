@@ -48,13 +48,17 @@ def _add_estimator_flags(parser) -> None:
 
 
 def _load(path, label_column, split, n_features=None, zero_based="auto", n_labels=None):
-    """(X, y, zero_based): a LibSVM file read with n_features columns and n_labels labels (a
-    model's, or the training file's) and the base the file was read with, for the files read
-    with it ("auto" if none); an .npz file's split ("train": X_train and y_train)."""
-    from .datasets import _load_data
+    """(X, y, zero_based, names): a LibSVM file read with n_features columns and n_labels labels
+    (a model's, or the training file's) and the base the file was read with, for the files read
+    with it ("auto" if none); an .npz file's split ("train": X_train and y_train); names, a CSV
+    file's header's feature columns (None for other files, and a CSV file without a header)."""
+    from .datasets import _load_csv, _load_data
 
-    return _load_data(path, label_column=label_column, split=split, n_features=n_features, zero_based=zero_based,
-                      n_labels=n_labels)
+    if _is_csv(path):
+        X, y, names = _load_csv(path, label_column)
+        return X, y, "auto", names
+    return (*_load_data(path, label_column=label_column, split=split, n_features=n_features, zero_based=zero_based,
+                        n_labels=n_labels), None)
 
 
 def _n_labels(y):
@@ -67,16 +71,15 @@ def _train(args) -> int:
     from .io import check_writable
 
     check_writable(args.output)  # a missing folder fails now, not after the training
-    X, y, zero_based = _load(args.data, args.label_column, args.split)
-    names = _csv_names(args.data, args.label_column)
+    X, y, zero_based, names = _load(args.data, args.label_column, args.split)
     params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
     eval_set = None
     if args.eval:
         # the training file's width and base: a test file's rows may lack the last features, and
         # one that happens not to use feature 0 of a 0-based training set is still read 0-based
-        X_eval, y_eval = _load(args.eval, args.label_column, args.eval_split, n_features=X.shape[1],
-                               zero_based=zero_based, n_labels=_n_labels(y))[:2]
-        eval_set = [(_named_columns(names, X_eval, _csv_names(args.eval, args.label_column), args.eval), y_eval)]
+        X_eval, y_eval, _, eval_names = _load(args.eval, args.label_column, args.eval_split, n_features=X.shape[1],
+                                              zero_based=zero_based, n_labels=_n_labels(y))
+        eval_set = [(_named_columns(names, X_eval, eval_names, args.eval), y_eval)]
     model = BoostClassifier(**params)
     kind = f"{y.shape[1]} labels (multi-label)" if _n_labels(y) else f"{len(np.unique(y))} classes"
     print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, {kind}",
@@ -115,16 +118,17 @@ def _predict(args) -> int:
     import io
 
     from . import load_model
-    from .datasets import load_features
+    from .datasets import _csv_features, _load_csv, load_features
 
     model = load_model(args.model)
-    if args.unlabelled or not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
+    names = None  # a CSV header's feature names
+    if not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
         X = load_features(args.data, split=args.split, n_features=model.n_features_in_, zero_based=_base(model))
+    elif args.unlabelled:
+        X, names = _csv_features(args.data)
     else:
-        from .datasets import _load_csv
-
-        X = _load_csv(args.data, args.label_column, labelled=False)[0]  # (its labels unread: they may be empty)
-    X = _model_columns(model, X, _csv_names(args.data, args.label_column, labelled=not args.unlabelled), args.data)
+        X, _, names = _load_csv(args.data, args.label_column, labelled=False)  # (its labels unread: they may be empty)
+    X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
     # the whole output first, then written at once: a failure leaves an existing file as it was
     out = io.StringIO()
     # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
@@ -146,22 +150,11 @@ def _predict(args) -> int:
     return 0
 
 
-def _csv_names(path, label_column, labelled=True):
-    """The feature names of a CSV file's header (None for another format, or no header)."""
-    from .datasets import csv_feature_names
-
-    return csv_feature_names(path, label_column, labelled) if _is_csv(path) else None
-
-
-def _model_columns(model, X, names, path):
-    """X's columns in the model's order, where the model and the file both name them (a model
-    trained on a CSV file with a header, a CSV file with one): the same names in another order
-    are put in the model's, other names are an error; else X as it is (by position)."""
-    return _named_columns(getattr(model, "feature_names_in_", None), X, names, path)
-
-
 def _named_columns(fitted, X, names, path):
-    """_model_columns with the model's feature names given (None: none)."""
+    """X's columns in the order of the model's feature names fitted, where the model and the file
+    both name them (a model trained on a CSV file with a header, a CSV file with one): the same
+    names in another order are put in the model's, other names are an error; else X as it is
+    (by position). fitted: model.feature_names_in_ (None: none)."""
     if fitted is None or names is None:
         return X
     fitted = [str(name) for name in fitted]
@@ -210,9 +203,9 @@ def _evaluate(args) -> int:
     from .functional import _codes, _indicator
 
     model = load_model(args.model)
-    X, y, _ = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
-                    zero_based=_base(model), n_labels=_model_labels(model))
-    X = _model_columns(model, X, _csv_names(args.data, args.label_column), args.data)
+    X, y, _, names = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
+                           zero_based=_base(model), n_labels=_model_labels(model))
+    X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
     if model.multilabel_:
         try:
             y = _indicator(y, model)
@@ -402,7 +395,7 @@ def main(argv=None) -> int:
            "demo": _demo}[args.command]
     try:
         with warnings.catch_warnings():
-            # columns are matched by the header's names where a CSV file has one (_model_columns);
+            # columns are matched by the header's names where a CSV file has one (_named_columns);
             # X then goes to the model as an array, which scikit-learn would warn about
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
             return run(args)

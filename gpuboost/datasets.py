@@ -140,7 +140,7 @@ def _load_data(source, label_column=None, split="train", n_features=None, zero_b
     if ext == ".npz":
         return (*_load_npz(path, split), "auto")
     if ext == ".csv":
-        return (*_load_csv(path, label_column), "auto")
+        return (*_load_csv(path, label_column)[:2], "auto")
     raise _unknown_format(path, ext)
 
 
@@ -272,16 +272,9 @@ def _svmlight_line_problem(line: bytes):
         text = field.decode("utf-8", "replace")
         return repr(text if len(text) <= 40 else text[:40] + "...")
 
-    def is_number(text):
-        try:
-            float(text)
-            return True
-        except ValueError:
-            return False
-
     fields = line.split(b"#", 1)[0].split()
     if fields and b":" not in fields[0]:  # the label field (absent: an empty label set)
-        if not all(is_number(v) for v in fields[0].split(b",")):
+        if not all(_is_number(v) for v in fields[0].split(b",")):
             return f"the label {show(fields[0])} is not a number (or numbers separated by commas)"
         fields = fields[1:]
     previous = -1
@@ -289,7 +282,7 @@ def _svmlight_line_problem(line: bytes):
         index, _, value = field.partition(b":")
         if index == b"qid":
             continue
-        if not (index.strip().isdigit() and is_number(value)):
+        if not (index.strip().isdigit() and _is_number(value)):
             return f"{show(field)} is not index:value (an integer index >= 0, a number)"
         if int(index) <= previous:
             return f"feature index {int(index)} follows index {previous} (the indices of a line must increase)"
@@ -371,10 +364,16 @@ def load_features(path, split: str = "train", n_features=None, zero_based="auto"
     if ext == ".npz":
         return _load_npz(path, split, labelled=False)[0]
     if ext == ".csv":
-        header, body, lines = _read_csv(path)
-        _width(path, header, body, lines)
-        return _floats(path, header, body, lines)
+        return _csv_features(path)[0]
     raise _unknown_format(path, ext)
+
+
+def _csv_features(path):
+    """(X, names) of a CSV file of feature columns only (no label): names, its header's (None
+    for a file without one)."""
+    header, body, lines = _read_csv(path)
+    _width(path, header, body, lines)
+    return _floats(path, header, body, lines), header
 
 
 def _floats(path, header, body, lines, label_index=None) -> np.ndarray:
@@ -389,13 +388,18 @@ def _floats(path, header, body, lines, label_index=None) -> np.ndarray:
                          "hold numbers (an empty field is a missing value).") from None
 
 
-def _is_field(text) -> bool:
-    """Whether a CSV field is a number or empty (a missing value)."""
+def _is_number(text) -> bool:
+    """Whether float() reads text (str or bytes) as a number."""
     try:
         float(text)
         return True
     except ValueError:
-        return text.strip() == ""
+        return False
+
+
+def _is_field(text) -> bool:
+    """Whether a CSV field is a number or empty (a missing value)."""
+    return _is_number(text) or text.strip() == ""
 
 
 def _read_csv(path):
@@ -448,18 +452,6 @@ def _width(path, header, body, lines) -> int:
     return width
 
 
-def csv_feature_names(path, label_column=None, labelled=True):
-    """The feature columns' names of a CSV file with a header line (the label column's left
-    out where labelled, as load_data reads it), or None for a file without one."""
-    header, body, lines = _read_csv(path)
-    if header is None:
-        return None
-    if not labelled:
-        return list(header)
-    label_index = _label_index(path, header, _width(path, header, body, lines), label_column)
-    return [name for j, name in enumerate(header) if j != label_index]
-
-
 def _label_index(path, header, width, label_column) -> int:
     """The label column's index in a CSV file of width columns (label_column: a name, an index
     from 0, negative from the end, or None: a column named label, class, target or y, else the
@@ -485,13 +477,15 @@ def _label_index(path, header, width, label_column) -> int:
 
 
 def _load_csv(path, label_column, labelled=True):
-    """(X, y) of a CSV file; y None where not labelled (the label column is dropped unread:
+    """(X, y, names) of a CSV file: names, its header's feature columns (None for a file
+    without a header); y None where not labelled (the label column is dropped unread:
     prediction needs no label, so a row's may be empty)."""
     header, body, lines = _read_csv(path)
     width = _width(path, header, body, lines)
     label_index = _label_index(path, header, width, label_column)
+    names = None if header is None else [name for j, name in enumerate(header) if j != label_index]
     if not labelled:
-        return _floats(path, header, body, lines, label_index), None
+        return _floats(path, header, body, lines, label_index), None, names
     texts = [r[label_index].strip() for r in body]
     try:
         y = np.array([float(t) if t else np.nan for t in texts])
@@ -511,4 +505,4 @@ def _load_csv(path, label_column, labelled=True):
             raise ValueError(f"{path}, {where}: {exc}") from None
     if y.dtype.kind == "f":
         y = _labels(y)
-    return _floats(path, header, body, lines, label_index), y
+    return _floats(path, header, body, lines, label_index), y, names
