@@ -163,13 +163,9 @@ def model_to_dict(estimator) -> dict:
 def _model_path(path, action: str) -> str:
     """A model file's path as a str (bytes decoded as file names are); an int (a file
     descriptor, which open() would take and then close) or another type is refused."""
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    if not isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"{action} needs a file path (str or os.PathLike), got {type(path).__name__} {path!r}.")
-    path = os.fspath(path)
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
+    path = os.fsdecode(path)  # (a str, from bytes or a path-like one too)
     if path == "":
         raise ValueError(f"{action} needs a file path, got an empty string.")
     return path
