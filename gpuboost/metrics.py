@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._validation import host_labels
+
 __all__ = ["one_error", "coverage", "average_precision", "hamming_loss"]
 
 
 def _indicator(Y, name: str = "Y") -> np.ndarray:
     """An indicator matrix of 0 and 1 (or booleans; a scipy.sparse one densified) as bool."""
-    if hasattr(Y, "toarray") and hasattr(Y, "nnz"):
-        Y = Y.toarray()
-    Y = np.asarray(Y)
+    Y = np.asarray(host_labels(Y))
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
         values = np.unique(Y)[:5].tolist()
         hint = " (labels of -1 and 1: pass Y > 0)" if set(values) == {-1, 1} else (
@@ -30,9 +30,7 @@ def _indicator(Y, name: str = "Y") -> np.ndarray:
 
 def _check(Y, scores):
     Y = _indicator(Y)
-    if hasattr(scores, "toarray") and hasattr(scores, "nnz"):
-        scores = scores.toarray()
-    scores = np.asarray(scores, dtype=np.float64)
+    scores = np.asarray(host_labels(scores), dtype=np.float64)  # (a sparse or GPU array densified, as Y)
     if Y.ndim != 2 or Y.shape != scores.shape:
         raise ValueError(f"Y and scores must both have shape (n_samples, n_labels); got {Y.shape} and {scores.shape}.")
     if np.isnan(scores).any():
