@@ -33,7 +33,10 @@ import numpy as np
 #: estimator parameters that are not command-line flags (objects, not values)
 _NOT_FLAGS = {"callbacks", "warm_start", "random_state"}
 #: flag types of the parameters whose default is None
-_NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int}
+_NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int, "class_weight": str}
+#: the values a flag takes where not every value of its type is allowed (the command line has
+#: no syntax for class_weight's dicts)
+_CHOICES = {"class_weight": ["balanced"]}
 
 
 def _add_estimator_flags(parser) -> None:
@@ -44,7 +47,7 @@ def _add_estimator_flags(parser) -> None:
             continue
         kind = _NONE_TYPES.get(name, type(default))
         parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=default, dest=name,
-                            help=f"(default: {default})")
+                            choices=_CHOICES.get(name), help=f"(default: {default})")
 
 
 def _load(path, label_column, split, n_features=None, zero_based="auto", n_labels=None):

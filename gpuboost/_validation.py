@@ -65,6 +65,7 @@ def check_params(est, algorithms) -> None:
         raise ValueError(f"random_state must be None, an int or a numpy RandomState, got {est.random_state!r}.")
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
+    _check_class_weight(est.class_weight)
     if est.callbacks is not None:
         from .callback import Callback
 
@@ -477,6 +478,68 @@ def check_weight(sample_weight, n_rows: int):
             "depends only on their ratios (tol bounds the weighted loss: scale it alike)."
         )
     return w
+
+
+def _check_class_weight(class_weight) -> None:
+    """class_weight as check_params takes it: None, "balanced" or a dict of label -> weight."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return
+    if not isinstance(class_weight, dict):
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, got {class_weight!r}.")
+    for label, value in class_weight.items():
+        if (not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value < 0
+                or value > MAX_WEIGHT):
+            raise ValueError(f"class_weight[{label!r}] must be a finite number in [0, {MAX_WEIGHT:g}], got {value!r}.")
+
+
+def class_weights(class_weight, classes: np.ndarray, y_codes: np.ndarray) -> np.ndarray | None:
+    """Each row's weight from class_weight (checked by check_params) given the classes (fit's
+    classes_) and the rows' class codes, or None where every row's weight is 1.
+
+    "balanced": n_samples / (n_classes * the class's count), counted over every row, as
+    scikit-learn's ``compute_sample_weight`` counts them (sample weights are not counted). A
+    dict: its weight for each class it names, 1 for the others; a label that is not a class
+    of y is an error (a misspelt label would otherwise be ignored).
+    """
+    if class_weight is None:
+        return None
+    n_classes = len(classes)
+    if isinstance(class_weight, str):  # "balanced"
+        counts = np.bincount(y_codes, minlength=n_classes).astype(np.float64)
+        per_class = y_codes.shape[0] / (n_classes * counts)
+    else:
+        code_of = {_plain(c): k for k, c in enumerate(classes.tolist())}
+        unknown = [label for label in class_weight if _plain(label) not in code_of]
+        if unknown:
+            raise ValueError(f"class_weight names labels that are not classes of y: {unknown[:5]}; y's classes are "
+                             f"{classes[:10].tolist()}{' ...' if n_classes > 10 else ''}.")
+        per_class = np.ones(n_classes)
+        for label, value in class_weight.items():
+            per_class[code_of[_plain(label)]] = float(value)
+    if np.all(per_class == 1.0):
+        return None  # (the unweighted fit: the same model, without the weighted passes)
+    return per_class[y_codes]
+
+
+def weight_classes(sample_weight, per_row):
+    """sample_weight (checked, or None) times the rows' class weights (class_weights' per_row,
+    or None), checked as check_weight checks sample weights."""
+    if per_row is None:
+        return sample_weight
+    weight = per_row if sample_weight is None else sample_weight * per_row
+    if not weight.sum() > 0:
+        raise ValueError("class_weight and sample_weight leave every row a weight of 0: at least one row needs a "
+                         "positive weight.")
+    if weight.max() > MAX_WEIGHT:
+        raise ValueError(f"sample_weight times class_weight reaches {weight.max():.3g}, beyond {MAX_WEIGHT:g}: the "
+                         "sums of weighted gradients would overflow. Divide the weights by a constant.")
+    return weight
+
+
+def _plain(value):
+    """A NumPy scalar as the Python number, boolean or string it holds (np.int64(3) -> 3): for
+    dict lookups of labels, and for JSON (model files' parameters)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 #: The largest sample weight check_weight takes: a node's gradient sum is at most n_samples

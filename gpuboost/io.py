@@ -8,6 +8,7 @@ half-written file in place of a good one.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import tempfile
 
 import numpy as np
 
+from ._validation import _plain
 from ._version import __version__
 from .binning import BinMapper
 from .tree import Tree
@@ -111,12 +113,6 @@ def _finite_or_none(values: np.ndarray) -> list:
     return [float(v) if np.isfinite(v) else None for v in values]
 
 
-def _plain(value):
-    """A parameter as JSON takes it: NumPy scalars (np.int64(3) from a parameter grid, say)
-    as the Python numbers, booleans and strings they hold."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def _params(estimator) -> dict:
     params = estimator.get_params(deep=False)
     # what the trees were trained with, should set_params have changed the parameters since
@@ -126,7 +122,22 @@ def _params(estimator) -> dict:
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
     params["callbacks"] = None  # code, not data: never saved
+    if isinstance(params.get("class_weight"), dict):  # (a JSON object's keys are strings: pairs keep the labels')
+        params["class_weight"] = [[_plain(label), _plain(value)] for label, value in params["class_weight"].items()]
     return params
+
+
+def _class_weight_from_pairs(pairs, classes: np.ndarray) -> dict:
+    """A saved class_weight's [label, weight] pairs as the dict fit took, its labels the classes'."""
+    class_of = {c: c for c in classes.tolist()}
+    weights = {}
+    for pair in pairs:
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int, float))
+                and pair[0] in class_of):
+            raise ModelFormatError(
+                f"'class_weight' must hold [label, weight] pairs of the model's classes, got {pair!r}")
+        weights[class_of[pair[0]]] = pair[1]
+    return weights
 
 
 def model_to_dict(estimator) -> dict:
@@ -341,6 +352,8 @@ def load_into(estimator, path) -> None:
         for key in ("multilabel", "libsvm_zero_based", "empty_label_sets"):
             if not isinstance(data.get(key, False), bool):
                 raise ModelFormatError(f"{key!r} must be true or false, got {data[key]!r}")
+        if isinstance(params.get("class_weight"), list):
+            params["class_weight"] = _class_weight_from_pairs(params["class_weight"], classes)
         _check_loaded_params(params)
         from .algorithms import trees_per_iteration
 
@@ -383,7 +396,8 @@ def load_into(estimator, path) -> None:
         estimator.libsvm_zero_based_ = data["libsvm_zero_based"]
     elif hasattr(estimator, "libsvm_zero_based_"):
         del estimator.libsvm_zero_based_
-    estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"]}
+    estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"],
+                               "class_weight": copy.deepcopy(params.get("class_weight"))}
 
 
 def _check_loaded_params(params: dict) -> None:

@@ -119,6 +119,17 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Stop when the loss on the first ``eval_set`` has not improved for this many
         iterations, and keep the trees up to the best iteration (``best_iteration_``,
         ``best_score_``); see ``gpuboost.callback.EarlyStopping``.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as in scikit-learn's classifiers: each row's weight is its
+        class's times its ``sample_weight``. A dict maps labels to weights (finite, >= 0;
+        classes it does not name weigh 1; a label that is not a class of y is an error);
+        "balanced" weighs each class n_samples / (n_classes * its number of rows), counted over
+        every row of y (``sklearn.utils.class_weight.compute_sample_weight``). The same model
+        as those ``sample_weight``; the eval sets' losses and errors are not weighted.
+        Single-label y only: weight a multi-label y's rows with ``sample_weight``. Rows of a
+        tiny weight can still get leaves of their own (a Newton leaf value does not depend on
+        the scale of its weights): with extreme weights, raise ``min_samples_leaf``
+        (docs/algorithms.md, "Sample and class weights").
 
     Attributes
     ----------
@@ -181,6 +192,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         search: int = 2,
         gap: int = 5,
         early_stopping_rounds: int | None = None,
+        class_weight=None,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -200,6 +212,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.search = search
         self.gap = gap
         self.early_stopping_rounds = early_stopping_rounds
+        self.class_weight = class_weight
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -275,7 +288,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         arrays, weighted fits and pandas frames (their column names) are binned on the host.
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
-                and sample_weight is None and getattr(y, "ndim", 1) == 1)
+                and sample_weight is None and self.class_weight is None and getattr(y, "ndim", 1) == 1)
 
     def _fit(self, X, y, sample_weight, eval_set, init_model):
         self._check_params()
@@ -307,6 +320,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             self.classes_, y_codes = _validation.encode_labels(y)
         if init is not None:
             self._check_continuation(init, X.shape[1])
+        if self.class_weight is not None:
+            if self.multilabel_:
+                raise ValueError("class_weight applies to one class label per row; for a multi-label indicator y, "
+                                 "weight the rows with sample_weight instead.")
+            weight = _validation.weight_classes(weight, _validation.class_weights(self.class_weight, self.classes_,
+                                                                                  y_codes))
         if weight is not None and np.any(weight == 0):
             # a row of weight 0 contributes nothing: train exactly as if it were not there
             # (it would still count towards min_samples_leaf and the bin edges otherwise)
@@ -318,8 +337,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 y_codes = y_codes[kept]
                 weighted = np.unique(y_codes)
                 if weighted.size < 2:
+                    what = "sample_weight" if self.class_weight is None else "weight (sample_weight x class_weight)"
                     raise ValueError(
-                        f"only class {self.classes_[weighted[0]]} has rows of positive sample_weight (y has "
+                        f"only class {self.classes_[weighted[0]]} has rows of positive {what} (y has "
                         f"{len(self.classes_)} classes); boosting needs rows of two classes with a weight > 0."
                     )
         if self.multilabel_:
@@ -366,7 +386,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         # what the trees are trained with: prediction reads these, not the parameters, which
         # set_params may change after the fit (a failed fit restores the previous ones)
-        self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate}
+        self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate,
+                              "class_weight": copy.deepcopy(self.class_weight)}
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -494,6 +515,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"its learning_rate is {trained['learning_rate']}, this estimator's {self.learning_rate}")
         if trained["algorithm"] != self.algorithm:
             problems.append(f"its algorithm is {trained['algorithm']!r}, this estimator's {self.algorithm!r}")
+        trained_class_weight = trained.get("class_weight", init.class_weight)
+        if trained_class_weight != self.class_weight:
+            problems.append(f"its class_weight is {trained_class_weight!r}, this estimator's {self.class_weight!r}")
         if init._bin_mapper.max_bins != self.max_bins:  # (a continuation keeps the model's binning)
             problems.append(f"its max_bins is {init._bin_mapper.max_bins}, this estimator's {self.max_bins}")
         if len(init.train_loss_) > self.n_estimators:

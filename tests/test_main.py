@@ -479,3 +479,16 @@ def test_csv_columns_are_matched_by_their_header_names(tmp_path, capsys):
     (tmp_path / "other.csv").write_text("a,b,d\n1,2,0\n")
     assert main(["predict", str(model), str(tmp_path / "other.csv"), "--unlabelled"]) == 1
     assert "missing ['c'], not in the model ['d']" in capsys.readouterr().err
+
+
+def test_train_with_balanced_class_weights(small_libsvm, tmp_path, capsys):
+    import gpuboost
+
+    train, _ = small_libsvm
+    model = tmp_path / "balanced.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "3", "--class-weight", "balanced"]) == 0
+    assert gpuboost.load_model(model).get_params()["class_weight"] == "balanced"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:  # a usage error: dicts have no command-line syntax
+        main(["train", str(train), "-o", str(model), "--class-weight", "auto"])
+    assert exit_.value.code == 2 and "invalid choice: 'auto'" in capsys.readouterr().err

@@ -1,0 +1,113 @@
+"""class_weight: per-class weights that multiply sample_weight, as in scikit-learn's classifiers."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils.class_weight import compute_sample_weight
+
+import gpuboost
+from gpuboost import BoostClassifier
+
+
+@pytest.fixture
+def imbalanced():
+    """Three classes of 200, 60 and 20 rows, overlapping."""
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1, 2], [200, 60, 20])
+    X = rng.normal(size=(y.size, 4)) + 0.8 * y[:, None]
+    return X, y
+
+
+def small(**params):
+    return BoostClassifier(**({"n_estimators": 15, "max_leaves": 6} | params))
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "adaboostmh"])
+def test_a_dict_is_the_same_model_as_those_sample_weights(imbalanced, algorithm):
+    X, y = imbalanced
+    per_class = {0: 0.5, 1: 2.0, 2: 4.0}
+    a = small(algorithm=algorithm, class_weight=per_class).fit(X, y)
+    b = small(algorithm=algorithm).fit(X, y, sample_weight=np.array([per_class[c] for c in y]))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    np.testing.assert_array_equal(a.train_loss_, b.train_loss_)
+
+
+def test_balanced_is_scikit_learns_and_multiplies_sample_weight(imbalanced):
+    X, y = imbalanced
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=y.size)
+    a = small(class_weight="balanced").fit(X, y, sample_weight=w)
+    b = small().fit(X, y, sample_weight=w * compute_sample_weight("balanced", y))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    # the weights change the model: the smallest class is predicted more often
+    plain = small().fit(X, y)
+    assert (a.predict(X) == 2).sum() > (plain.predict(X) == 2).sum()
+
+
+def test_weights_of_one_are_the_unweighted_model(imbalanced):
+    X, y = imbalanced
+    plain = small().fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(small(class_weight={0: 1, 2: 1.0}).fit(X, y).predict_proba(X), plain)
+    balanced = np.repeat([0, 1, 2], 30)
+    Xb = X[:90]
+    np.testing.assert_array_equal(small(class_weight="balanced").fit(Xb, balanced).predict_proba(Xb),
+                                  small().fit(Xb, balanced).predict_proba(Xb))
+
+
+def test_string_labels_and_numpy_keys(imbalanced):
+    X, y = imbalanced
+    names = np.array(["cat", "dog", "eel"])[y]
+    a = small(class_weight={"eel": 3.0, np.str_("dog"): 2.0}).fit(X, names)
+    b = small(class_weight={2: 3.0, np.int64(1): 2.0}).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_a_zero_class_weight_drops_the_class_rows(imbalanced):
+    X, y = imbalanced
+    a = small(class_weight={2: 0.0}).fit(X, y)
+    b = small().fit(X, y, sample_weight=(y != 2) * 1.0)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert list(a.classes_) == [0, 1, 2]
+
+
+def test_clone_and_model_files_keep_it(imbalanced, tmp_path):
+    X, y = imbalanced
+    for labels, class_weight in [(y, {0: 0.5, 2: 4.0}), (np.array(["a", "b", "c"])[y], {"c": 4.0}),
+                                 (y, "balanced")]:
+        model = small(class_weight=class_weight).fit(X, labels)
+        assert clone(model).get_params()["class_weight"] == class_weight
+        model.save_model(tmp_path / "m.json")
+        loaded = gpuboost.load_model(tmp_path / "m.json")
+        assert loaded.get_params()["class_weight"] == class_weight
+        np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_continuation_needs_the_same_class_weight(imbalanced, tmp_path):
+    X, y = imbalanced
+    whole = small(class_weight={2: 4.0}, n_estimators=10).fit(X, y)
+    half = small(class_weight={2: 4.0}, n_estimators=5).fit(X, y)
+    half.save_model(tmp_path / "half.json")
+    resumed = small(class_weight={2: 4.0}, n_estimators=10).fit(X, y, init_model=tmp_path / "half.json")
+    np.testing.assert_array_equal(resumed.predict_proba(X), whole.predict_proba(X))
+    with pytest.raises(ValueError, match="its class_weight is {2: 4.0}, this estimator's 'balanced'"):
+        small(class_weight="balanced", n_estimators=10).fit(X, y, init_model=tmp_path / "half.json")
+    # warm_start: the weights the trees were trained with, not a set_params since
+    half.set_params(class_weight=None, n_estimators=10, warm_start=True)
+    with pytest.raises(ValueError, match="its class_weight is {2: 4.0}, this estimator's None"):
+        half.fit(X, y)
+
+
+def test_a_model_file_with_a_class_weight_of_an_unknown_label_is_refused(imbalanced, tmp_path):
+    import json
+
+    X, y = imbalanced
+    small(class_weight={2: 4.0}).fit(X, y).save_model(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert data["params"]["class_weight"] == [[2, 4.0]]
+    data["params"]["class_weight"] = [[9, 4.0]]
+    del data["checksum"]
+    from gpuboost.io import _checksum
+
+    data["checksum"] = _checksum(data)
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    with pytest.raises(gpuboost.io.ModelFormatError, match="class_weight"):
+        gpuboost.load_model(tmp_path / "m.json")
