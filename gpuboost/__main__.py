@@ -16,7 +16,7 @@ feature indices were read with, and ``predict`` and ``evaluate`` read LibSVM fil
 Multi-label data (a LibSVM file with label sets, ``0,3 1:0.5 ...``, or an .npz file with an
 indicator matrix Y) trains a multi-label model; ``evaluate`` then reports the Hamming loss,
 one-error, coverage and average precision, and ``predict`` writes a 0/1 column per label. Every
-estimator parameter except ``callbacks``, ``warm_start`` and ``random_state`` is a flag of
+estimator parameter except ``callbacks`` and ``warm_start`` is a flag of
 ``train``. Exit status: 0 on success, 1 when the input or a file is wrong (the message says
 what), 2 for a command-line usage error.
 """
@@ -31,9 +31,10 @@ import warnings
 import numpy as np
 
 #: estimator parameters that are not command-line flags (objects, not values)
-_NOT_FLAGS = {"callbacks", "warm_start", "random_state"}
+_NOT_FLAGS = {"callbacks", "warm_start"}
 #: flag types of the parameters whose default is None
-_NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int, "class_weight": str}
+_NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int, "class_weight": str, "validation_fraction": float,
+               "random_state": int}
 #: the values a flag takes where not every value of its type is allowed (the command line has
 #: no syntax for class_weight's dicts)
 _CHOICES = {"class_weight": ["balanced"]}

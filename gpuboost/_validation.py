@@ -66,6 +66,10 @@ def check_params(est, algorithms) -> None:
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
     _check_class_weight(est.class_weight)
+    fraction = est.validation_fraction
+    if fraction is not None and (not isinstance(fraction, numbers.Real) or isinstance(fraction, bool)
+                                 or not 0 < fraction < 1):
+        raise ValueError(f"validation_fraction must be None or a number in (0, 1), got {fraction!r}.")
     if est.callbacks is not None:
         from .callback import Callback
 

@@ -397,7 +397,10 @@ def load_into(estimator, path) -> None:
     elif hasattr(estimator, "libsvm_zero_based_"):
         del estimator.libsvm_zero_based_
     estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"],
-                               "class_weight": copy.deepcopy(params.get("class_weight"))}
+                               "class_weight": copy.deepcopy(params.get("class_weight")),
+                               "validation_fraction": params.get("validation_fraction")}
+    if isinstance(params.get("random_state"), int):
+        estimator._trained_with["random_state"] = params["random_state"]
 
 
 def _check_loaded_params(params: dict) -> None:

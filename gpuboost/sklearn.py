@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import numbers
 import os
 import threading
 import warnings
@@ -10,6 +11,7 @@ import weakref
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from . import _validation, losses
@@ -96,8 +98,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
         every sum runs in the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
-        Accepted for API compatibility; AOSO-LogitBoost as implemented here uses no
-        randomness (no row or feature sampling), so the model does not depend on it.
+        Draws the rows that ``validation_fraction`` holds out (an int: the same rows at every
+        fit). Nothing else is random (no row or feature sampling): without
+        ``validation_fraction`` the model does not depend on it.
     verbose : int, default=0
         Show progress: a tqdm progress bar with the training loss and the first eval set's
         loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
@@ -118,7 +121,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     early_stopping_rounds : int or None, default=None
         Stop when the loss on the first ``eval_set`` has not improved for this many
         iterations, and keep the trees up to the best iteration (``best_iteration_``,
-        ``best_score_``); see ``gpuboost.callback.EarlyStopping``.
+        ``best_score_``); see ``gpuboost.callback.EarlyStopping``. With
+        ``validation_fraction``, the loss on the rows it holds out.
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn's classifiers: each row's weight is its
         class's times its ``sample_weight``. A dict maps labels to weights (finite, >= 0;
@@ -130,6 +134,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         tiny weight can still get leaves of their own (a Newton leaf value does not depend on
         the scale of its weights): with extreme weights, raise ``min_samples_leaf``
         (docs/algorithms.md, "Sample and class weights").
+    validation_fraction : float in (0, 1) or None, default=None
+        Hold out this fraction of the training rows as an eval set, as scikit-learn's
+        HistGradientBoosting does for early stopping: in each class, round(fraction x its rows)
+        of them (all but one at most), drawn with ``random_state`` (all rows alike for
+        multi-label y). They are neither binned nor trained on; they are the last entry of
+        ``eval_loss_`` and ``eval_error_`` (after ``eval_set``'s), scored without weights, and
+        ``early_stopping_rounds`` watches them. A continuation (``warm_start``, ``init_model``)
+        needs the same fraction and an int ``random_state``, so that it holds out the same rows.
 
     Attributes
     ----------
@@ -160,7 +172,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
         Loss (summed over the rows, as ``train_loss_``: divide by the number of rows for the
         mean that ``sklearn.metrics.log_loss`` gives) and number of misclassified rows on each
-        ``eval_set`` after each iteration.
+        ``eval_set`` after each iteration, then on the rows ``validation_fraction`` held out.
         Multi-label models: the log loss of ``predict_proba``'s probability model (paper
         004's -sum eta log p for the softmax family, the labels' binary log losses for
         K-LogitBoost and AdaBoost.MH), and the number of wrong (row, label) entries of
@@ -193,6 +205,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         gap: int = 5,
         early_stopping_rounds: int | None = None,
         class_weight=None,
+        validation_fraction: float | None = None,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -213,6 +226,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.gap = gap
         self.early_stopping_rounds = early_stopping_rounds
         self.class_weight = class_weight
+        self.validation_fraction = validation_fraction
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -326,6 +340,18 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                                  "weight the rows with sample_weight instead.")
             weight = _validation.weight_classes(weight, _validation.class_weights(self.class_weight, self.classes_,
                                                                                   y_codes))
+        held_out = None
+        if self.validation_fraction is not None:  # the rows held out: the last eval set
+            train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight,
+                                                 init is not None)
+            held_out = (_validation.to_host(X[_validation.like(X, held)]),
+                        indicator[held] if self.multilabel_ else y_codes[held])
+            X = X[_validation.like(X, train)]
+            weight = None if weight is None else weight[train]
+            if self.multilabel_:
+                indicator = indicator[train]
+            else:
+                y_codes = y_codes[train]
         if weight is not None and np.any(weight == 0):
             # a row of weight 0 contributes nothing: train exactly as if it were not there
             # (it would still count towards min_samples_leaf and the bin edges otherwise)
@@ -383,11 +409,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         n_rows = X.shape[0]
         del X  # the codes are what training reads (on the GPU, X's device copy is freed here)
         eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
+        if held_out is not None:  # (last: the indices of the eval_set given stay as they are)
+            eval_sets.append(self._held_out_set(*held_out))
 
         # what the trees are trained with: prediction reads these, not the parameters, which
         # set_params may change after the fit (a failed fit restores the previous ones)
         self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate,
-                              "class_weight": copy.deepcopy(self.class_weight)}
+                              "class_weight": copy.deepcopy(self.class_weight),
+                              "validation_fraction": self.validation_fraction}
+        if isinstance(self.random_state, numbers.Integral):  # (validation_fraction's rows: a continuation's check)
+            self._trained_with["random_state"] = self.random_state
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -411,8 +442,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             from .callback import EarlyStopping
 
             if not eval_sets:
-                raise ValueError("early_stopping_rounds needs a validation set: pass eval_set=[(X_valid, y_valid)].")
-            callbacks.insert(0, EarlyStopping(self.early_stopping_rounds))  # its end state first
+                raise ValueError("early_stopping_rounds needs a validation set: pass eval_set=[(X_valid, y_valid)], or "
+                                 "set validation_fraction (0.1, say) to hold out some of the training rows.")
+            # the rows validation_fraction held out where there are such rows, else the first eval set
+            watched = len(eval_sets) - 1 if held_out is not None else 0
+            callbacks.insert(0, EarlyStopping(self.early_stopping_rounds, data=watched))  # its end state first
         # the fitted state exists from the start, so that callbacks can save the model so far
         self.device_ = device
         self.trees_ = [] if init is None else list(init.trees_)
@@ -518,6 +552,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         trained_class_weight = trained.get("class_weight", init.class_weight)
         if trained_class_weight != self.class_weight:
             problems.append(f"its class_weight is {trained_class_weight!r}, this estimator's {self.class_weight!r}")
+        fraction, seed = trained.get("validation_fraction", init.validation_fraction), trained.get("random_state",
+                                                                                                  init.random_state)
+        if fraction != self.validation_fraction:
+            problems.append(f"its validation_fraction is {fraction}, this estimator's {self.validation_fraction}")
+        elif fraction is not None and seed != self.random_state:
+            problems.append(f"it held out validation_fraction's rows with random_state={seed!r}, this estimator's is "
+                            f"{self.random_state!r}")
         if init._bin_mapper.max_bins != self.max_bins:  # (a continuation keeps the model's binning)
             problems.append(f"its max_bins is {init._bin_mapper.max_bins}, this estimator's {self.max_bins}")
         if len(init.train_loss_) > self.n_estimators:
@@ -552,6 +593,39 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return ["X's feature names are not the ones it was fitted with ("
                 + "; ".join([f"unseen at fit time: {some(unseen)}"] * bool(unseen)
                             + [f"seen at fit time, yet now missing: {some(missing)}"] * bool(missing)) + ")"]
+
+    def _validation_split(self, y_codes, n_rows: int, weight, continued: bool):
+        """(training rows, held-out rows) for ``validation_fraction``: in each class (all rows
+        for multi-label y) a random round(fraction x its rows) of its rows, at most all but one,
+        drawn with ``random_state``; both sorted."""
+        if continued and not isinstance(self.random_state, numbers.Integral):
+            raise ValueError("a continuation with validation_fraction needs an int random_state, so that it holds out "
+                             f"the rows the first fit held out (random_state={self.random_state!r}).")
+        rng = check_random_state(self.random_state)
+        if y_codes is None:
+            groups = [np.arange(n_rows)]
+        else:  # each class's rows, in row order
+            groups = np.split(np.argsort(y_codes, kind="stable"), np.cumsum(np.bincount(y_codes))[:-1])
+        held = []
+        for rows in groups:
+            count = min(int(np.floor(self.validation_fraction * rows.size + 0.5)), rows.size - 1)
+            held.append(rng.permutation(rows)[:max(count, 0)])
+        held = np.sort(np.concatenate(held))
+        if held.size == 0:
+            raise ValueError(f"validation_fraction={self.validation_fraction} of {n_rows} rows holds out no row; "
+                             "give a larger fraction or more rows, or pass eval_set.")
+        train = np.setdiff1d(np.arange(n_rows), held, assume_unique=True)
+        if weight is not None and not weight[train].sum() > 0:
+            raise ValueError("validation_fraction held out every row of positive weight; give more rows of positive "
+                             "weight, a smaller fraction, or pass eval_set.")
+        return train, held
+
+    def _held_out_set(self, X, y) -> EvalSet:
+        """The eval set of the rows ``validation_fraction`` held out (X checked, y as fit encoded
+        it: class codes, or the indicator matrix)."""
+        if self.multilabel_:
+            return self._multilabel_eval_set(X, y.astype(np.int8))
+        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), y)
 
     def _eval_set(self, X, y) -> EvalSet:
         try:

@@ -67,7 +67,7 @@ def test_every_estimator_parameter_is_a_train_flag():
 
     result = run("train", "--help")
     for name in BoostClassifier().get_params():
-        if name not in ("callbacks", "warm_start", "random_state"):
+        if name not in ("callbacks", "warm_start"):
             assert f"--{name.replace('_', '-')}" in result.stdout
 
 
@@ -492,3 +492,16 @@ def test_train_with_balanced_class_weights(small_libsvm, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:  # a usage error: dicts have no command-line syntax
         main(["train", str(train), "-o", str(model), "--class-weight", "auto"])
     assert exit_.value.code == 2 and "invalid choice: 'auto'" in capsys.readouterr().err
+
+
+def test_train_with_validation_fraction_and_early_stopping(libsvm_files, tmp_path, capsys):
+    import gpuboost
+
+    train, test, _ = libsvm_files
+    model = tmp_path / "stopped.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "400", "--learning-rate", "0.5",
+                 "--validation-fraction", "0.2", "--random-state", "3", "--early-stopping-rounds", "5",
+                 "--eval", str(test)]) == 0
+    loaded = gpuboost.load_model(model)
+    assert loaded.get_params()["random_state"] == 3 and loaded.n_estimators_ < 400
+    assert f"{test}: " in capsys.readouterr().out  # the --eval file is still the one reported

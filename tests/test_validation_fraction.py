@@ -1,0 +1,99 @@
+"""validation_fraction: training rows held out as an eval set, for early stopping without one."""
+
+import numpy as np
+import pytest
+
+import gpuboost
+from gpuboost import BoostClassifier
+
+
+@pytest.fixture
+def data():
+    """Three overlapping classes of 200, 60 and 20 rows."""
+    rng = np.random.default_rng(5)
+    y = np.repeat([0, 1, 2], [200, 60, 20])
+    X = rng.normal(size=(y.size, 4)) + 0.7 * y[:, None]
+    return X, y
+
+
+def small(**params):
+    return BoostClassifier(**({"n_estimators": 12, "max_leaves": 6} | params))
+
+
+def split(model, y):
+    model._check_params()
+    model.classes_ = np.unique(y)
+    return model._validation_split(np.searchsorted(model.classes_, y), len(y), None, False)
+
+
+def test_the_split_is_per_class_random_and_reproducible(data):
+    X, y = data
+    train, held = split(small(validation_fraction=0.2, random_state=0), y)
+    assert np.bincount(y[held]).tolist() == [40, 12, 4]
+    assert np.array_equal(np.sort(np.r_[train, held]), np.arange(len(y)))
+    again, _ = split(small(validation_fraction=0.2, random_state=0), y)
+    other, _ = split(small(validation_fraction=0.2, random_state=1), y)
+    assert np.array_equal(train, again) and not np.array_equal(train, other)
+    # a class of 1 row stays in training; a class of 2 rows gives one at most
+    _, held = split(small(validation_fraction=0.9, random_state=0), np.r_[y, 3, 4, 4])
+    assert 3 not in y[np.r_[held[held < len(y)]]] and (np.r_[y, 3, 4, 4][held] == 4).sum() == 1
+
+
+def test_the_same_model_as_training_on_the_rest_with_the_held_out_rows_as_eval_set(data):
+    X, y = data
+    model = small(validation_fraction=0.25, random_state=3).fit(X, y, eval_set=[(X[:50], y[:50])])
+    train, held = split(small(validation_fraction=0.25, random_state=3), y)
+    explicit = small().fit(X[train], y[train], eval_set=[(X[:50], y[:50]), (X[held], y[held])])
+    np.testing.assert_array_equal(model.predict_proba(X), explicit.predict_proba(X))
+    assert len(model.eval_loss_) == 2  # the eval_set given first, the held-out rows last
+    for a, b in zip(model.eval_loss_ + model.eval_error_, explicit.eval_loss_ + explicit.eval_error_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_early_stopping_watches_the_held_out_rows(data):
+    X, y = data
+    params = {"n_estimators": 300, "learning_rate": 0.5, "early_stopping_rounds": 5, "validation_fraction": 0.3,
+              "random_state": 0}
+    model = small(**params).fit(X, y, eval_set=[(X, y)])
+    held_loss = np.asarray(model.eval_loss_[1])
+    assert model.n_estimators_ < 300 and model.best_iteration_ == int(np.argmin(held_loss))
+    assert model.n_estimators_ == model.best_iteration_ + 1
+    # without eval_set: the held-out rows alone
+    alone = small(**params).fit(X, y)
+    assert alone.best_iteration_ == model.best_iteration_
+    np.testing.assert_array_equal(alone.predict_proba(X), model.predict_proba(X))
+
+
+def test_multilabel_y(data):
+    X, y = data
+    Y = np.stack([y == 0, y >= 1, X[:, 0] > 0], axis=1).astype(int)
+    model = small(algorithm="klogitboost", validation_fraction=0.2, random_state=0).fit(X, Y)
+    assert len(model.eval_loss_) == 1 and 0 < model.eval_error_[0][-1] < 0.5 * 56 * 3
+
+
+def test_continuations_hold_out_the_same_rows(data, tmp_path):
+    X, y = data
+    whole = small(validation_fraction=0.2, random_state=7, n_estimators=10).fit(X, y)
+    half = small(validation_fraction=0.2, random_state=7, n_estimators=5).fit(X, y)
+    half.save_model(tmp_path / "half.json")
+    resumed = small(validation_fraction=0.2, random_state=7, n_estimators=10).fit(
+        X, y, init_model=tmp_path / "half.json")
+    np.testing.assert_array_equal(resumed.predict_proba(X), whole.predict_proba(X))
+    np.testing.assert_array_equal(resumed.eval_loss_[0], whole.eval_loss_[0])
+    assert gpuboost.load_model(tmp_path / "half.json").get_params()["validation_fraction"] == 0.2
+    with pytest.raises(ValueError, match="random_state=7, this estimator's is 8"):
+        small(validation_fraction=0.2, random_state=8, n_estimators=10).fit(X, y, init_model=tmp_path / "half.json")
+    with pytest.raises(ValueError, match="its validation_fraction is 0.2, this estimator's 0.3"):
+        small(validation_fraction=0.3, random_state=7, n_estimators=10).fit(X, y, init_model=tmp_path / "half.json")
+    half.set_params(n_estimators=10, warm_start=True, random_state=None)
+    with pytest.raises(ValueError, match="random_state=7, this estimator's is None"):
+        half.fit(X, y)
+    unseeded = small(validation_fraction=0.2, n_estimators=5).fit(X, y).set_params(n_estimators=10, warm_start=True)
+    with pytest.raises(ValueError, match="needs an int random_state"):
+        unseeded.fit(X, y)
+
+
+def test_too_few_rows_to_hold_out(data):
+    X, y = data
+    with pytest.raises(ValueError, match="holds out no row"):
+        small(validation_fraction=0.1).fit(X[[0, 1, 200, 201]], y[[0, 1, 200, 201]])
