@@ -70,14 +70,22 @@ def load(name: str):
 
 # -- machine and versions ------------------------------------------------------------------
 def cpu_model() -> str:
+    """The CPU's model name, and its widest vector extension: the kernels' 8-wide vectors are
+    one AVX-512 register or two AVX2 ones, and NumPy's float64 exp is vectorised with AVX-512
+    only (a scalar loop on AVX2 machines: 6.9 ns a value on the twenty-first session's host)."""
+    name, flags = platform.processor() or "unknown", set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    widest = next((ext for ext in ("avx512f", "avx2", "avx") if ext in flags), None)
+    return f"{name} ({widest.upper()})" if widest else name
 
 
 def versions(libraries) -> dict:
