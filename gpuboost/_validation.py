@@ -61,8 +61,10 @@ def check_params(est, algorithms) -> None:
     if est.early_stopping_rounds is not None:
         integer("early_stopping_rounds", 1)
     if not (est.random_state is None or isinstance(est.random_state, (numbers.Integral, np.random.RandomState))) \
-            or isinstance(est.random_state, bool):
-        raise ValueError(f"random_state must be None, an int or a numpy RandomState, got {est.random_state!r}.")
+            or isinstance(est.random_state, bool) or (isinstance(est.random_state, numbers.Integral)
+                                                      and not 0 <= est.random_state < 2 ** 32):
+        raise ValueError(f"random_state must be None, an int in [0, 2**32 - 1] or a numpy RandomState, got "
+                         f"{est.random_state!r}.")
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
     _check_class_weight(est.class_weight)
@@ -491,8 +493,8 @@ def _check_class_weight(class_weight) -> None:
     if not isinstance(class_weight, dict):
         raise ValueError(f"class_weight must be None, 'balanced' or a dict {{label: weight}}, got {class_weight!r}.")
     for label, value in class_weight.items():
-        if (not isinstance(value, numbers.Real) or isinstance(value, bool) or not np.isfinite(value) or value < 0
-                or value > MAX_WEIGHT):
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else np.nan
+        if not 0 <= number <= MAX_WEIGHT:  # (NaN and the infinities too)
             raise ValueError(f"class_weight[{label!r}] must be a finite number in [0, {MAX_WEIGHT:g}], got {value!r}.")
 
 
@@ -502,8 +504,10 @@ def class_weights(class_weight, classes: np.ndarray, y_codes: np.ndarray) -> np.
 
     "balanced": n_samples / (n_classes * the class's count), counted over every row, as
     scikit-learn's ``compute_sample_weight`` counts them (sample weights are not counted). A
-    dict: its weight for each class it names, 1 for the others; a label that is not a class
-    of y is an error (a misspelt label would otherwise be ignored).
+    dict: its weight for each class it names, 1 for the others. As in scikit-learn, labels
+    that are not classes of y are ignored where the dict names every class of y (a dict made
+    for all the classes, fitted on a fold without some of them), and an error otherwise (a
+    misspelt label would leave its class at 1).
     """
     if class_weight is None:
         return None
@@ -514,15 +518,30 @@ def class_weights(class_weight, classes: np.ndarray, y_codes: np.ndarray) -> np.
     else:
         code_of = {_plain(c): k for k, c in enumerate(classes.tolist())}
         unknown = [label for label in class_weight if _plain(label) not in code_of]
-        if unknown:
-            raise ValueError(f"class_weight names labels that are not classes of y: {unknown[:5]}; y's classes are "
-                             f"{classes[:10].tolist()}{' ...' if n_classes > 10 else ''}.")
+        named = {_plain(label) for label in class_weight}
+        unweighted = [c for c in classes.tolist() if c not in named]
+        if unknown and unweighted:
+            raise ValueError(f"class_weight names labels that are not classes of y ({unknown[:5]}) and leaves classes "
+                             f"of y at weight 1 ({unweighted[:5]}); y's classes are {classes[:10].tolist()}"
+                             f"{' ...' if n_classes > 10 else ''}. Use y's labels as keys.")
         per_class = np.ones(n_classes)
         for label, value in class_weight.items():
-            per_class[code_of[_plain(label)]] = float(value)
+            if _plain(label) in code_of:
+                per_class[code_of[_plain(label)]] = float(value)
     if np.all(per_class == 1.0):
         return None  # (the unweighted fit: the same model, without the weighted passes)
     return per_class[y_codes]
+
+
+def same_class_weight(a, b) -> bool:
+    """Whether two class_weight parameters (checked) weigh every class alike for any y: None, {}
+    and dicts whose weights are all 1 are the same; a dict's keys compare as labels."""
+    def normal(class_weight):
+        if isinstance(class_weight, dict):
+            return {_plain(label): float(value) for label, value in class_weight.items() if float(value) != 1.0} or None
+        return class_weight
+
+    return normal(a) == normal(b)
 
 
 def weight_classes(sample_weight, per_row):

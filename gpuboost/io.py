@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import numbers
 import os
 import tempfile
 
@@ -118,6 +119,9 @@ def _params(estimator) -> dict:
     # what the trees were trained with, should set_params have changed the parameters since
     params.update(getattr(estimator, "_trained_with", {}))
     params = {name: _plain(value) for name, value in params.items()}
+    for name, value in params.items():  # other numbers (fractions.Fraction, say) as floats
+        if isinstance(value, numbers.Real) and not isinstance(value, (int, float)):
+            params[name] = float(value)
     # A RandomState instance has no JSON form; the fitted model does not depend on it.
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
@@ -363,7 +367,11 @@ def load_into(estimator, path) -> None:
                 f"it has {len(trees)} trees for {len(train_loss)} iterations of {params['algorithm']} "
                 f"({per} trees each)"
             )
-        estimator.set_params(**params)  # last: a file that fails to parse changes nothing
+        # last: a file that fails to parse changes nothing; the parameters a file of an earlier
+        # version lacks take their defaults (the estimator's own would not be the model's)
+        from .sklearn import BoostClassifier
+
+        estimator.set_params(**{**BoostClassifier().get_params(), **params})
     except ModelFormatError as exc:
         raise ModelFormatError(f"{path}: {exc}") from None
     # OverflowError: a number too large for its array's type (a tree's feature index, say)
@@ -399,8 +407,8 @@ def load_into(estimator, path) -> None:
     estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"],
                                "class_weight": copy.deepcopy(params.get("class_weight")),
                                "validation_fraction": params.get("validation_fraction")}
-    if isinstance(params.get("random_state"), int):
-        estimator._trained_with["random_state"] = params["random_state"]
+    estimator._trained_with["random_state"] = params["random_state"] if isinstance(params.get("random_state"), int) \
+        else None
 
 
 def _check_loaded_params(params: dict) -> None:

@@ -135,13 +135,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         the scale of its weights): with extreme weights, raise ``min_samples_leaf``
         (docs/algorithms.md, "Sample and class weights").
     validation_fraction : float in (0, 1) or None, default=None
-        Hold out this fraction of the training rows as an eval set, as scikit-learn's
-        HistGradientBoosting does for early stopping: in each class, round(fraction x its rows)
-        of them (all but one at most), drawn with ``random_state`` (all rows alike for
-        multi-label y). They are neither binned nor trained on; they are the last entry of
-        ``eval_loss_`` and ``eval_error_`` (after ``eval_set``'s), scored without weights, and
-        ``early_stopping_rounds`` watches them. A continuation (``warm_start``, ``init_model``)
-        needs the same fraction and an int ``random_state``, so that it holds out the same rows.
+        Hold out this fraction of the training rows as an eval set, for early stopping without
+        one of your own (scikit-learn's HistGradientBoosting has the same parameter):
+        round(fraction x the rows of positive weight), shared among the classes in proportion
+        to their rows (every class keeps one at least; multi-label y: all rows alike), drawn
+        with ``random_state``. They are neither binned nor trained on; they are the last entry
+        of ``eval_loss_`` (weighted by ``sample_weight`` and ``class_weight``, as training) and
+        ``eval_error_`` (after ``eval_set``'s), and ``early_stopping_rounds`` watches them. A
+        continuation (``warm_start``, ``init_model``) needs the same fraction and the int
+        ``random_state`` of the first fit, so that it holds out the same rows.
 
     Attributes
     ----------
@@ -227,6 +229,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.early_stopping_rounds = early_stopping_rounds
         self.class_weight = class_weight
         self.validation_fraction = validation_fraction
+
+    def __setstate__(self, state):
+        # an estimator pickled by a version without these parameters: their defaults
+        state = {"class_weight": None, "validation_fraction": None, **state}
+        super().__setstate__(state)
 
     # -- checks ------------------------------------------------------------------------
     def _check_params(self) -> None:
@@ -342,10 +349,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                                                                                   y_codes))
         held_out = None
         if self.validation_fraction is not None:  # the rows held out: the last eval set
-            train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight,
-                                                 init is not None)
+            train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight)
             held_out = (_validation.to_host(X[_validation.like(X, held)]),
-                        indicator[held] if self.multilabel_ else y_codes[held])
+                        indicator[held] if self.multilabel_ else y_codes[held], None if weight is None else weight[held])
             X = X[_validation.like(X, train)]
             weight = None if weight is None else weight[train]
             if self.multilabel_:
@@ -417,8 +423,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate,
                               "class_weight": copy.deepcopy(self.class_weight),
                               "validation_fraction": self.validation_fraction}
-        if isinstance(self.random_state, numbers.Integral):  # (validation_fraction's rows: a continuation's check)
-            self._trained_with["random_state"] = self.random_state
+        # the seed of validation_fraction's rows (a continuation's check); None: not an int, not reproducible
+        self._trained_with["random_state"] = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -550,12 +556,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if trained["algorithm"] != self.algorithm:
             problems.append(f"its algorithm is {trained['algorithm']!r}, this estimator's {self.algorithm!r}")
         trained_class_weight = trained.get("class_weight", init.class_weight)
-        if trained_class_weight != self.class_weight:
+        if not _validation.same_class_weight(trained_class_weight, self.class_weight):
             problems.append(f"its class_weight is {trained_class_weight!r}, this estimator's {self.class_weight!r}")
         fraction, seed = trained.get("validation_fraction", init.validation_fraction), trained.get("random_state",
                                                                                                   init.random_state)
         if fraction != self.validation_fraction:
             problems.append(f"its validation_fraction is {fraction}, this estimator's {self.validation_fraction}")
+        elif fraction is not None and seed is None:
+            problems.append("its validation_fraction's rows were drawn with a random_state that was not an int, and "
+                            "cannot be drawn again: fit a new model")
         elif fraction is not None and seed != self.random_state:
             problems.append(f"it held out validation_fraction's rows with random_state={seed!r}, this estimator's is "
                             f"{self.random_state!r}")
@@ -594,38 +603,42 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 + "; ".join([f"unseen at fit time: {some(unseen)}"] * bool(unseen)
                             + [f"seen at fit time, yet now missing: {some(missing)}"] * bool(missing)) + ")"]
 
-    def _validation_split(self, y_codes, n_rows: int, weight, continued: bool):
-        """(training rows, held-out rows) for ``validation_fraction``: in each class (all rows
-        for multi-label y) a random round(fraction x its rows) of its rows, at most all but one,
-        drawn with ``random_state``; both sorted."""
-        if continued and not isinstance(self.random_state, numbers.Integral):
-            raise ValueError("a continuation with validation_fraction needs an int random_state, so that it holds out "
-                             f"the rows the first fit held out (random_state={self.random_state!r}).")
-        rng = check_random_state(self.random_state)
-        if y_codes is None:
-            groups = [np.arange(n_rows)]
-        else:  # each class's rows, in row order
-            groups = np.split(np.argsort(y_codes, kind="stable"), np.cumsum(np.bincount(y_codes))[:-1])
-        held = []
-        for rows in groups:
-            count = min(int(np.floor(self.validation_fraction * rows.size + 0.5)), rows.size - 1)
-            held.append(rng.permutation(rows)[:max(count, 0)])
-        held = np.sort(np.concatenate(held))
-        if held.size == 0:
-            raise ValueError(f"validation_fraction={self.validation_fraction} of {n_rows} rows holds out no row; "
-                             "give a larger fraction or more rows, or pass eval_set.")
-        train = np.setdiff1d(np.arange(n_rows), held, assume_unique=True)
-        if weight is not None and not weight[train].sum() > 0:
-            raise ValueError("validation_fraction held out every row of positive weight; give more rows of positive "
-                             "weight, a smaller fraction, or pass eval_set.")
-        return train, held
+    def _validation_split(self, y_codes, n_rows: int, weight):
+        """(training rows, held-out rows) for ``validation_fraction``, both sorted.
 
-    def _held_out_set(self, X, y) -> EvalSet:
+        Only rows of positive weight are held out (rows of weight 0 stay with the training rows,
+        which leave them out). round(fraction x those rows) are held out, shared among the
+        classes (single-label y) in proportion to their rows of positive weight: each class its
+        share rounded down, then one more to the classes with the largest remainders (the first
+        classes among equal ones), but every class keeps one such row at least. Each class's
+        rows are drawn with ``random_state``.
+        """
+        rng = check_random_state(self.random_state)  # (a continuation's: checked to be the first fit's int)
+        rows = np.arange(n_rows) if weight is None else np.flatnonzero(weight > 0)
+        if y_codes is None:
+            groups = [rows]
+        else:  # each class's rows of positive weight, in row order
+            codes = y_codes[rows]
+            groups = np.split(rows[np.argsort(codes, kind="stable")],
+                              np.cumsum(np.bincount(codes, minlength=len(self.classes_)))[:-1])
+        sizes = np.array([group.size for group in groups])
+        share = self.validation_fraction * sizes
+        counts = np.floor(share).astype(np.int64)
+        extra = int(np.floor(self.validation_fraction * rows.size + 0.5)) - int(counts.sum())
+        counts[np.argsort(-(share - counts), kind="stable")[:max(extra, 0)]] += 1
+        counts = np.minimum(counts, np.maximum(sizes - 1, 0))
+        held = np.sort(np.concatenate([rng.permutation(group)[:count] for group, count in zip(groups, counts)]))
+        if held.size == 0:
+            raise ValueError(f"validation_fraction={self.validation_fraction} of {rows.size} rows (of positive weight) "
+                             "holds out no row; give a larger fraction or more rows, or pass eval_set.")
+        return np.setdiff1d(np.arange(n_rows), held, assume_unique=True), held
+
+    def _held_out_set(self, X, y, weight) -> EvalSet:
         """The eval set of the rows ``validation_fraction`` held out (X checked, y as fit encoded
-        it: class codes, or the indicator matrix)."""
+        it: class codes, or the indicator matrix; their weights, or None), its loss weighted."""
         if self.multilabel_:
-            return self._multilabel_eval_set(X, y.astype(np.int8))
-        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), y)
+            return self._multilabel_eval_set(X, y.astype(np.int8), weight)
+        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), y, weight)
 
     def _eval_set(self, X, y) -> EvalSet:
         try:
@@ -647,9 +660,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
         return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.searchsorted(self.classes_, y))
 
-    def _multilabel_eval_set(self, X, y) -> EvalSet:
+    def _multilabel_eval_set(self, X, y, weight=None) -> EvalSet:
         """An eval set of a multi-label model: its loss is the log loss of ``predict_proba``'s
-        probability model, its errors the wrong (row, label) entries of ``predict``."""
+        probability model (weighted by ``weight``, one per row, where given), its errors the
+        wrong (row, label) entries of ``predict``."""
         n_labels = len(self.classes_)
         expected = f"eval_set: this model is multi-label ({n_labels} labels): y must be an (n_samples, {n_labels}) " \
                    "indicator matrix of 0 and 1"
@@ -664,12 +678,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         scale = self._label_logit_scale()
         if scale is not None:  # the labels' binary log losses of predict_proba's p = 1 / (1 + exp(-scale F))
             def loss(F):
-                return losses.logistic_link(scale * F, Y)[4]
+                return losses.logistic_link(scale * F, Y, weight)[4]
         else:  # paper 004's loss; a row without labels has no target (as in training)
             eta = losses.label_targets(Y)
 
             def loss(F):
-                return losses.multilabel_loss(F, eta)[2]
+                return losses.multilabel_loss(F, eta, weight)[2]
 
         def evaluate(F):
             return loss(F), int(np.count_nonzero(self._as_prediction(F) != Y))

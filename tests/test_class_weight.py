@@ -111,3 +111,51 @@ def test_a_model_file_with_a_class_weight_of_an_unknown_label_is_refused(imbalan
     (tmp_path / "m.json").write_text(json.dumps(data))
     with pytest.raises(gpuboost.io.ModelFormatError, match="class_weight"):
         gpuboost.load_model(tmp_path / "m.json")
+
+
+def test_a_dict_for_more_classes_than_this_y_has(imbalanced):
+    X, y = imbalanced
+    keep = y < 2  # a fold without class 2, weighted with the dict made for all three
+    a = small(class_weight={0: 0.5, 1: 2.0, 2: 4.0}).fit(X[keep], y[keep])
+    b = small(class_weight={0: 0.5, 1: 2.0}).fit(X[keep], y[keep])
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    with pytest.raises(ValueError, match=r"not classes of y \(\[2\]\) and leaves classes of y at weight 1 \(\[1\]\)"):
+        small(class_weight={0: 0.5, 2: 4.0}).fit(X[keep], y[keep])
+
+
+def test_weights_of_other_number_types(imbalanced, tmp_path):
+    import warnings
+    from fractions import Fraction
+
+    X, y = imbalanced
+    expected = small(class_weight={2: 0.5}).fit(X, y).predict_proba(X)
+    for value in (np.float32(0.5), np.float16(0.5), Fraction(1, 2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (np.float32 once warned of an overflow in a cast)
+            model = small(class_weight={2: value}).fit(X, y)
+        np.testing.assert_array_equal(model.predict_proba(X), expected)
+    model = small(validation_fraction=Fraction(1, 5), random_state=0).fit(X, y)
+    model.save_model(tmp_path / "f.json")
+    assert gpuboost.load_model(tmp_path / "f.json").get_params()["validation_fraction"] == 0.2
+
+
+def test_equivalent_class_weights_continue(imbalanced):
+    X, y = imbalanced
+    model = small(n_estimators=4).fit(X, y)
+    for same in ({}, {0: 1, 1: 1.0}):
+        small(n_estimators=6, class_weight=same).fit(X, y, init_model=model)
+
+
+def test_estimators_pickled_before_these_parameters_and_files_without_them(imbalanced, tmp_path):
+    import pickle
+
+    X, y = imbalanced
+    model = small().fit(X, y)
+    del model.class_weight, model.validation_fraction  # as an estimator of the previous version
+    old = pickle.loads(pickle.dumps(model))
+    assert old.get_params()["class_weight"] is None and old.get_params()["validation_fraction"] is None
+    np.testing.assert_array_equal(old.predict_proba(X), small().fit(X, y).predict_proba(X))
+    fixture = __import__("pathlib").Path(__file__).parent / "fixtures" / "model_v1.json"
+    loaded = BoostClassifier(class_weight="balanced", validation_fraction=0.3).load_model(fixture)
+    # the file's parameters (their defaults), not the estimator's own
+    assert loaded.class_weight is None and loaded.validation_fraction is None

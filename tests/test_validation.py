@@ -86,6 +86,7 @@ CASES = {
     "unknown algorithm": lambda: small(algorithm="xgboost").fit(X, y),
     "unknown device": lambda: small(device="gpu").fit(X, y),
     "random_state not an int or RandomState": lambda: small(random_state="abc").fit(X, y),
+    "random_state an int outside [0, 2**32 - 1]": lambda: small(random_state=-1).fit(X, y),
     "device='cuda' where CuPy is not installed": lambda: _without_cupy(lambda: small(device="cuda").fit(X, y)),
     "device='cuda' for an algorithm the GPU does not train": lambda: small(device="cuda", algorithm="mart").fit(X, y),
     "n_jobs = 0": lambda: small(n_jobs=0).fit(X, y),

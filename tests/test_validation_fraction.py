@@ -20,10 +20,10 @@ def small(**params):
     return BoostClassifier(**({"n_estimators": 12, "max_leaves": 6} | params))
 
 
-def split(model, y):
+def split(model, y, weight=None):
     model._check_params()
     model.classes_ = np.unique(y)
-    return model._validation_split(np.searchsorted(model.classes_, y), len(y), None, False)
+    return model._validation_split(np.searchsorted(model.classes_, y), len(y), weight)
 
 
 def test_the_split_is_per_class_random_and_reproducible(data):
@@ -88,12 +88,65 @@ def test_continuations_hold_out_the_same_rows(data, tmp_path):
     half.set_params(n_estimators=10, warm_start=True, random_state=None)
     with pytest.raises(ValueError, match="random_state=7, this estimator's is None"):
         half.fit(X, y)
-    unseeded = small(validation_fraction=0.2, n_estimators=5).fit(X, y).set_params(n_estimators=10, warm_start=True)
-    with pytest.raises(ValueError, match="needs an int random_state"):
-        unseeded.fit(X, y)
+    # rows drawn without an int seed cannot be drawn again, whatever the seed now
+    for seed in (None, np.random.RandomState(1)):
+        unseeded = small(validation_fraction=0.2, n_estimators=5, random_state=seed).fit(X, y)
+        for later in (None, 0):
+            with pytest.raises(ValueError, match="cannot be drawn again"):
+                unseeded.set_params(n_estimators=10, warm_start=True, random_state=later).fit(X, y)
+        unseeded.set_params(random_state=0).save_model(tmp_path / "unseeded.json")
+        with pytest.raises(ValueError, match="cannot be drawn again"):
+            small(validation_fraction=0.2, n_estimators=10, random_state=0).fit(
+                X, y, init_model=tmp_path / "unseeded.json")
 
 
 def test_too_few_rows_to_hold_out(data):
     X, y = data
     with pytest.raises(ValueError, match="holds out no row"):
         small(validation_fraction=0.1).fit(X[[0, 1, 200, 201]], y[[0, 1, 200, 201]])
+
+
+def test_the_held_out_count_is_the_fraction_of_all_rows_shared_by_largest_remainders():
+    y = np.r_[np.zeros(400, int), np.repeat(np.arange(1, 21), 4)]
+    _, held = split(small(validation_fraction=0.1, random_state=0), y)
+    counts = np.bincount(y[held], minlength=21)
+    assert held.size == 48 and counts[0] == 40  # round(0.1 x 480); class 0: 40.0 of them
+    assert counts[1:9].tolist() == [1] * 8 and counts[9:].sum() == 0  # remainders 0.4: the first eight classes
+
+
+def test_only_rows_of_positive_weight_are_held_out_and_weigh_the_loss(data):
+    from sklearn.metrics import log_loss
+
+    X, y = data
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=y.size)
+    w[::7] = 0.0
+    train, held = split(small(validation_fraction=0.3, random_state=2), y, w)
+    assert np.all(w[held] > 0) and held.size == round(0.3 * np.count_nonzero(w))
+    model = small(validation_fraction=0.3, random_state=2).fit(X, y, sample_weight=w)
+    explicit = small().fit(X[train], y[train], sample_weight=w[train])
+    np.testing.assert_array_equal(model.predict_proba(X), explicit.predict_proba(X))
+    expected = log_loss(y[held], explicit.predict_proba(X[held]), sample_weight=w[held], normalize=False)
+    np.testing.assert_allclose(model.eval_loss_[-1][-1], expected, rtol=1e-9)
+    # class_weight weighs the held-out loss too
+    balanced = small(validation_fraction=0.3, random_state=2, class_weight="balanced").fit(X, y)
+    train, held = split(small(validation_fraction=0.3, random_state=2), y)
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    cw = compute_sample_weight("balanced", y)
+    expected = log_loss(y[held], balanced.predict_proba(X[held]), sample_weight=cw[held], normalize=False)
+    np.testing.assert_allclose(balanced.eval_loss_[-1][-1], expected, rtol=1e-9)
+
+
+def test_a_class_keeps_its_only_row_of_positive_weight():
+    y = np.r_[np.zeros(40, int), np.ones(40, int), 2, 2]
+    w = np.ones(y.size)
+    w[-1] = 0.0
+    for seed in range(10):
+        train, held = split(small(validation_fraction=0.5, random_state=seed), y, w)
+        assert 80 in train and 81 in train and 80 not in held
+
+
+def test_random_state_out_of_numpys_range_is_refused(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"random_state must be None, an int in \[0, 2\*\*32 - 1\]"):
+        small(random_state=-1, validation_fraction=0.2).fit(X, y)
