@@ -585,6 +585,19 @@ def check_eval_set(eval_set) -> list:
     return pairs
 
 
+def check_eval_weights(eval_sample_weight, n_sets: int) -> list:
+    """eval_sample_weight as a list of n_sets entries (arrays or None; each checked with its
+    eval set)."""
+    if eval_sample_weight is None:
+        return [None] * n_sets
+    if not isinstance(eval_sample_weight, (list, tuple)) or len(eval_sample_weight) != n_sets:
+        got = f"{len(eval_sample_weight)} entries" if isinstance(eval_sample_weight, (list, tuple)) else \
+            type(eval_sample_weight).__name__
+        raise ValueError(f"eval_sample_weight must be a list of one weight array (or None) per eval_set entry, "
+                         f"{n_sets} here; got {got}.")
+    return list(eval_sample_weight)
+
+
 def available_memory() -> int | None:
     """Bytes of physical memory still available, where the system says (Linux), else None."""
     try:

@@ -126,10 +126,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     class_weight : dict, "balanced" or None, default=None
         Weights of the classes, as in scikit-learn's classifiers: each row's weight is its
         class's times its ``sample_weight``. A dict maps labels to weights (finite, >= 0;
-        classes it does not name weigh 1; a label that is not a class of y is an error);
-        "balanced" weighs each class n_samples / (n_classes * its number of rows), counted over
-        every row of y (``sklearn.utils.class_weight.compute_sample_weight``). The same model
-        as those ``sample_weight``; the eval sets' losses and errors are not weighted.
+        classes it does not name weigh 1; labels that are not classes of y are an error, unless
+        the dict names every class of y, as in scikit-learn); "balanced" weighs each class
+        n_samples / (n_classes * its number of rows), counted over every row of y
+        (``sklearn.utils.class_weight.compute_sample_weight``). The same model as those
+        ``sample_weight``. It weighs the loss of the rows ``validation_fraction`` holds out,
+        not an ``eval_set``'s (give ``fit`` its ``eval_sample_weight``).
         Single-label y only: weight a multi-label y's rows with ``sample_weight``. Rows of a
         tiny weight can still get leaves of their own (a Newton leaf value does not depend on
         the scale of its weights): with extreme weights, raise ``min_samples_leaf``
@@ -249,7 +251,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return _validation.check_X(self, X, reset)
 
     # -- fit -----------------------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None, eval_set=None, init_model=None):
+    def fit(self, X, y, sample_weight=None, eval_set=None, init_model=None, eval_sample_weight=None):
         """Train on X (n_samples, n_features; NaN = missing) and labels y (n_samples,).
 
         Parameters
@@ -276,6 +278,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             Train it on the same data: the continued run then builds exactly the trees an
             uninterrupted run would. ``warm_start=True`` does the same with this estimator's
             own fitted trees.
+        eval_sample_weight : list of array-like or None, default=None
+            Weights of the ``eval_set`` entries' rows, one array (or None: unweighted) per
+            entry, as LightGBM's ``eval_sample_weight``: each eval set's loss is then weighted
+            (checked as ``sample_weight``), and its rows of weight 0 are left out of both its
+            loss and its errors. Without it, the eval sets are not weighted.
 
         Returns
         -------
@@ -293,7 +300,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """
         previous = dict(self.__dict__)
         try:
-            return self._fit(X, y, sample_weight, eval_set, init_model)
+            return self._fit(X, y, sample_weight, eval_set, init_model, eval_sample_weight)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(previous)
@@ -311,7 +318,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
                 and sample_weight is None and self.class_weight is None and getattr(y, "ndim", 1) == 1)
 
-    def _fit(self, X, y, sample_weight, eval_set, init_model):
+    def _fit(self, X, y, sample_weight, eval_set, init_model, eval_sample_weight=None):
         self._check_params()
         device = resolve_device(self.device, self.algorithm)
         init = self._initial_model(init_model)
@@ -351,7 +358,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if self.validation_fraction is not None:  # the rows held out: the last eval set
             train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight)
             held_out = (_validation.to_host(X[_validation.like(X, held)]),
-                        indicator[held] if self.multilabel_ else y_codes[held], None if weight is None else weight[held])
+                        indicator[held] if self.multilabel_ else y_codes[held],
+                        None if weight is None else weight[held])
             X = X[_validation.like(X, train)]
             weight = None if weight is None else weight[train]
             if self.multilabel_:
@@ -414,7 +422,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise _validation.gpu_memory_error(X.nbytes * 2, "to bin X") from None
         n_rows = X.shape[0]
         del X  # the codes are what training reads (on the GPU, X's device copy is freed here)
-        eval_sets = [self._eval_set(Xe, ye) for Xe, ye in _validation.check_eval_set(eval_set)]
+        pairs = _validation.check_eval_set(eval_set)
+        eval_sets = [self._eval_set(Xe, ye, we, i) for i, ((Xe, ye), we) in
+                     enumerate(zip(pairs, _validation.check_eval_weights(eval_sample_weight, len(pairs))))]
         if held_out is not None:  # (last: the indices of the eval_set given stay as they are)
             eval_sets.append(self._held_out_set(*held_out))
 
@@ -424,7 +434,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                               "class_weight": copy.deepcopy(self.class_weight),
                               "validation_fraction": self.validation_fraction}
         # the seed of validation_fraction's rows (a continuation's check); None: not an int, not reproducible
-        self._trained_with["random_state"] = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        seeded = isinstance(self.random_state, numbers.Integral)
+        self._trained_with["random_state"] = self.random_state if seeded else None
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -640,30 +651,41 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             return self._multilabel_eval_set(X, y.astype(np.int8), weight)
         return EvalSet(self._bin_mapper.transform(X, self._n_threads()), y, weight)
 
-    def _eval_set(self, X, y) -> EvalSet:
+    def _eval_set(self, X, y, weight=None, index: int = 0) -> EvalSet:
         try:
-            return self._checked_eval_set(X, y)
+            return self._checked_eval_set(X, y, weight, index)
         except (TypeError, ValueError) as exc:  # say that it is about the eval set, not the training data
-            if str(exc).startswith("eval_set") or type(exc) not in (TypeError, ValueError):
+            if str(exc).startswith("eval_") or type(exc) not in (TypeError, ValueError):
                 raise
             raise type(exc)(f"eval_set: {exc}") from None
 
-    def _checked_eval_set(self, X, y) -> EvalSet:
+    def _checked_eval_set(self, X, y, weight, index) -> EvalSet:
         X = self._check_X(X, reset=False)
+        kept = None  # the rows of positive weight, where some have weight 0
+        if weight is not None:
+            try:
+                weight = _validation.check_weight(weight, X.shape[0])
+            except ValueError as exc:
+                raise ValueError(f"eval_sample_weight[{index}]: {exc}") from None
+            if not np.all(weight > 0):  # (rows of weight 0 count neither in the loss nor in the errors)
+                kept = weight > 0
+                weight = weight[kept]
         if self.multilabel_:
-            return self._multilabel_eval_set(X, y)
+            return self._multilabel_eval_set(X, y, weight, kept)
         y = _validation._labels_1d(y)
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {y.shape[0]}.")
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise ValueError(f"eval_set: labels {unknown[:5].tolist()} do not occur in the training y.")
-        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.searchsorted(self.classes_, y))
+        if kept is not None:
+            X, y = X[kept], y[kept]
+        return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.searchsorted(self.classes_, y), weight)
 
-    def _multilabel_eval_set(self, X, y, weight=None) -> EvalSet:
+    def _multilabel_eval_set(self, X, y, weight=None, kept=None) -> EvalSet:
         """An eval set of a multi-label model: its loss is the log loss of ``predict_proba``'s
-        probability model (weighted by ``weight``, one per row, where given), its errors the
-        wrong (row, label) entries of ``predict``."""
+        probability model (weighted by ``weight``, one per row kept, where given), its errors
+        the wrong (row, label) entries of ``predict``; ``kept``: the rows kept, or None (all)."""
         n_labels = len(self.classes_)
         expected = f"eval_set: this model is multi-label ({n_labels} labels): y must be an (n_samples, {n_labels}) " \
                    "indicator matrix of 0 and 1"
@@ -675,6 +697,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{expected}, got shape {np.shape(y)}.")
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"eval_set: X has {X.shape[0]} rows but y has {Y.shape[0]}.")
+        if kept is not None:
+            X, Y = X[kept], Y[kept]
         scale = self._label_logit_scale()
         if scale is not None:  # the labels' binary log losses of predict_proba's p = 1 / (1 + exp(-scale F))
             def loss(F):

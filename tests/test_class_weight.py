@@ -159,3 +159,32 @@ def test_estimators_pickled_before_these_parameters_and_files_without_them(imbal
     loaded = BoostClassifier(class_weight="balanced", validation_fraction=0.3).load_model(fixture)
     # the file's parameters (their defaults), not the estimator's own
     assert loaded.class_weight is None and loaded.validation_fraction is None
+
+
+def test_eval_sample_weight_weighs_an_eval_sets_loss_and_drops_rows_of_weight_0(imbalanced):
+    from sklearn.metrics import log_loss
+
+    X, y = imbalanced
+    w = np.random.default_rng(4).uniform(0.5, 3.0, size=y.size)
+    w[::5] = 0.0
+    model = small().fit(X, y, eval_set=[(X, y), (X, y)], eval_sample_weight=[w, None])
+    proba = model.predict_proba(X)
+    kept = w > 0
+    np.testing.assert_allclose(model.eval_loss_[0][-1], log_loss(y, proba, sample_weight=w, normalize=False),
+                               rtol=1e-9)
+    np.testing.assert_allclose(model.eval_loss_[1][-1], log_loss(y, proba, normalize=False), rtol=1e-9)
+    assert model.eval_error_[0][-1] == np.count_nonzero(model.predict(X)[kept] != y[kept])
+    assert model.eval_error_[1][-1] == np.count_nonzero(model.predict(X) != y)
+
+
+def test_eval_sample_weight_of_a_multilabel_eval_set(imbalanced):
+    from gpuboost import losses
+
+    X, y = imbalanced
+    Y = np.stack([y == 0, y >= 1, X[:, 0] > 0], axis=1).astype(int)
+    w = np.r_[np.zeros(10), np.linspace(0.5, 2.0, y.size - 10)]
+    model = small(algorithm="klogitboost").fit(X, Y, eval_set=[(X, Y)], eval_sample_weight=[w])
+    F = model.decision_function(X[10:])
+    expected = losses.logistic_link(model._label_logit_scale() * F, Y[10:].astype(bool), w[10:])[4]
+    np.testing.assert_allclose(model.eval_loss_[0][-1], expected, rtol=1e-12)
+    assert model.eval_error_[0][-1] == np.count_nonzero(model.predict(X[10:]) != Y[10:])

@@ -93,6 +93,10 @@ CASES = {
     "callbacks that are not Callback objects": lambda: small(callbacks=[print]).fit(X, y),
     "eval_set not a list of pairs": lambda: small().fit(X, y, eval_set=(X, y)),
     "eval_set with labels unseen in training": lambda: small().fit(X, y, eval_set=[(X, y + 5)]),
+    "eval_sample_weight not one entry per eval_set entry": lambda: small().fit(
+        X, y, eval_set=[(X, y)], eval_sample_weight=[np.ones(20), np.ones(20)]),
+    "eval_sample_weight of another length than its eval set": lambda: small().fit(
+        X, y, eval_set=[(X, y)], eval_sample_weight=[np.ones(5)]),
     "predict before fit": lambda: small().predict(X),
     "predict with the wrong number of features": lambda: small().fit(X, y).predict(X[:, :2]),
     "init_model trained with another learning_rate": lambda: small(learning_rate=0.2).fit(
