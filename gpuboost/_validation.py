@@ -36,7 +36,7 @@ def check_params(est, algorithms) -> None:
 
     def positive(name):
         value = getattr(est, name)
-        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0 or not np.isfinite(value):
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < float(value) < np.inf:
             raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
 
     integer("n_estimators", 1)

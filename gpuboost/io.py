@@ -17,6 +17,7 @@ import tempfile
 
 import numpy as np
 
+from . import _validation
 from ._validation import _plain
 from ._version import __version__
 from .binning import BinMapper
@@ -118,29 +119,36 @@ def _params(estimator) -> dict:
     params = estimator.get_params(deep=False)
     # what the trees were trained with, should set_params have changed the parameters since
     params.update(getattr(estimator, "_trained_with", {}))
-    params = {name: _plain(value) for name, value in params.items()}
-    for name, value in params.items():  # other numbers (fractions.Fraction, say) as floats
-        if isinstance(value, numbers.Real) and not isinstance(value, (int, float)):
-            params[name] = float(value)
+    params = {name: _json_number(value) for name, value in params.items()}
     # A RandomState instance has no JSON form; the fitted model does not depend on it.
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
     params["callbacks"] = None  # code, not data: never saved
     if isinstance(params.get("class_weight"), dict):  # (a JSON object's keys are strings: pairs keep the labels')
-        params["class_weight"] = [[_plain(label), _plain(value)] for label, value in params["class_weight"].items()]
+        params["class_weight"] = [[_plain(label), _json_number(value)]
+                                  for label, value in params["class_weight"].items()]
     return params
 
 
+def _json_number(value):
+    """A parameter's value as JSON takes it: NumPy scalars as the Python values they hold,
+    other numbers (fractions.Fraction, say) as floats."""
+    value = _plain(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, (int, float)):
+        return float(value)
+    return value
+
+
 def _class_weight_from_pairs(pairs, classes: np.ndarray) -> dict:
-    """A saved class_weight's [label, weight] pairs as the dict fit took, its labels the classes'."""
+    """A saved class_weight's [label, weight] pairs as the dict fit took: a label of one of the
+    classes as that class (in the classes' type), others (a dict made for more classes than the
+    model's y had) as they are."""
     class_of = {c: c for c in classes.tolist()}
     weights = {}
     for pair in pairs:
-        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int, float))
-                and pair[0] in class_of):
-            raise ModelFormatError(
-                f"'class_weight' must hold [label, weight] pairs of the model's classes, got {pair!r}")
-        weights[class_of[pair[0]]] = pair[1]
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (str, int, float))):
+            raise ModelFormatError(f"'class_weight' must hold [label, weight] pairs, got {pair!r}")
+        weights[class_of.get(pair[0], pair[0])] = pair[1]
     return weights
 
 
@@ -358,6 +366,13 @@ def load_into(estimator, path) -> None:
                 raise ModelFormatError(f"{key!r} must be true or false, got {data[key]!r}")
         if isinstance(params.get("class_weight"), list):
             params["class_weight"] = _class_weight_from_pairs(params["class_weight"], classes)
+            try:  # labels of other classes only where it names every class, as fit takes it
+                _validation.class_weights(params["class_weight"], classes, np.arange(len(classes)))
+            except (TypeError, ValueError) as exc:
+                raise ModelFormatError(str(exc)) from None
+        seed = params.get("random_state")
+        if isinstance(seed, int) and not 0 <= seed < 2 ** 32:
+            params["random_state"] = None  # (an earlier version took any int; the model does not depend on it)
         _check_loaded_params(params)
         from .algorithms import trees_per_iteration
 
@@ -414,7 +429,6 @@ def load_into(estimator, path) -> None:
 def _check_loaded_params(params: dict) -> None:
     """The parameters of a model file, checked as fit checks them (a file edited by hand
     might hold an unknown algorithm or a negative learning rate)."""
-    from . import _validation
     from .algorithms import ALGORITHMS
     from .sklearn import BoostClassifier
 

@@ -174,9 +174,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Training loss after each iteration: a sum over the rows (weighted), as the papers
         report it, not a mean.
     eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
-        Loss (summed over the rows, as ``train_loss_``: divide by the number of rows for the
-        mean that ``sklearn.metrics.log_loss`` gives) and number of misclassified rows on each
-        ``eval_set`` after each iteration, then on the rows ``validation_fraction`` held out.
+        Loss (summed over the rows, as ``train_loss_``: divide by the number of rows, or by the
+        sum of the weights for a weighted one, for the mean that ``sklearn.metrics.log_loss``
+        gives) and number of misclassified rows (of positive weight) on each ``eval_set`` after
+        each iteration, then on the rows ``validation_fraction`` held out.
         Multi-label models: the log loss of ``predict_proba``'s probability model (paper
         004's -sum eta log p for the softmax family, the labels' binary log losses for
         K-LogitBoost and AdaBoost.MH), and the number of wrong (row, label) entries of
@@ -562,7 +563,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"its classes are {init.classes_.tolist()}, y has {self.classes_.tolist()}")
         # what the trees were trained with (for warm_start, the parameters may have changed since)
         trained = getattr(init, "_trained_with", {"algorithm": init.algorithm, "learning_rate": init.learning_rate})
-        if trained["learning_rate"] != self.learning_rate:
+        if float(trained["learning_rate"]) != float(self.learning_rate):  # (a Fraction is saved as a float)
             problems.append(f"its learning_rate is {trained['learning_rate']}, this estimator's {self.learning_rate}")
         if trained["algorithm"] != self.algorithm:
             problems.append(f"its algorithm is {trained['algorithm']!r}, this estimator's {self.algorithm!r}")
@@ -571,7 +572,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             problems.append(f"its class_weight is {trained_class_weight!r}, this estimator's {self.class_weight!r}")
         fraction, seed = trained.get("validation_fraction", init.validation_fraction), trained.get("random_state",
                                                                                                   init.random_state)
-        if fraction != self.validation_fraction:
+        if (None if fraction is None else float(fraction)) != (
+                None if self.validation_fraction is None else float(self.validation_fraction)):
             problems.append(f"its validation_fraction is {fraction}, this estimator's {self.validation_fraction}")
         elif fraction is not None and seed is None:
             problems.append("its validation_fraction's rows were drawn with a random_state that was not an int, and "
@@ -621,7 +623,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         which leave them out). round(fraction x those rows) are held out, shared among the
         classes (single-label y) in proportion to their rows of positive weight: each class its
         share rounded down, then one more to the classes with the largest remainders (the first
-        classes among equal ones), but every class keeps one such row at least. Each class's
+        classes among equal ones), and so on while rows are left to hold out; every class keeps
+        one such row at least (so fewer are held out where only that stops it). Each class's
         rows are drawn with ``random_state``.
         """
         rng = check_random_state(self.random_state)  # (a continuation's: checked to be the first fit's int)
@@ -633,11 +636,17 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             groups = np.split(rows[np.argsort(codes, kind="stable")],
                               np.cumsum(np.bincount(codes, minlength=len(self.classes_)))[:-1])
         sizes = np.array([group.size for group in groups])
-        share = self.validation_fraction * sizes
-        counts = np.floor(share).astype(np.int64)
-        extra = int(np.floor(self.validation_fraction * rows.size + 0.5)) - int(counts.sum())
-        counts[np.argsort(-(share - counts), kind="stable")[:max(extra, 0)]] += 1
-        counts = np.minimum(counts, np.maximum(sizes - 1, 0))
+        room = np.maximum(sizes - 1, 0)  # every class keeps one row
+        share = float(self.validation_fraction) * sizes
+        counts = np.minimum(np.floor(share).astype(np.int64), room)
+        left = int(np.floor(float(self.validation_fraction) * rows.size + 0.5)) - int(counts.sum())
+        order = np.argsort(-(share - np.floor(share)), kind="stable")  # largest remainders first
+        while left > 0:  # one more row each, in that order, to the classes with room for it
+            open_ = order[counts[order] < room[order]][:left]
+            if open_.size == 0:
+                break
+            counts[open_] += 1
+            left -= open_.size
         held = np.sort(np.concatenate([rng.permutation(group)[:count] for group, count in zip(groups, counts)]))
         if held.size == 0:
             raise ValueError(f"validation_fraction={self.validation_fraction} of {rows.size} rows (of positive weight) "

@@ -188,3 +188,46 @@ def test_eval_sample_weight_of_a_multilabel_eval_set(imbalanced):
     expected = losses.logistic_link(model._label_logit_scale() * F, Y[10:].astype(bool), w[10:])[4]
     np.testing.assert_allclose(model.eval_loss_[0][-1], expected, rtol=1e-12)
     assert model.eval_error_[0][-1] == np.count_nonzero(model.predict(X[10:]) != Y[10:])
+
+
+def test_files_with_class_weights_for_more_classes_or_of_fractions(imbalanced, tmp_path):
+    from fractions import Fraction
+
+    X, y = imbalanced
+    keep = y < 2
+    for class_weight in ({0: 2.0, 1: 1.0, 2: 3.0, 9: 5.0}, {0: Fraction(1, 2)}):
+        model = small(n_estimators=4, class_weight=class_weight).fit(X[keep], y[keep])
+        model.save_model(tmp_path / "m.json")
+        loaded = gpuboost.load_model(tmp_path / "m.json")
+        assert loaded.get_params()["class_weight"] == class_weight
+        resumed = small(n_estimators=8, class_weight=class_weight).fit(X[keep], y[keep], init_model=tmp_path / "m.json")
+        whole = small(n_estimators=8, class_weight=class_weight).fit(X[keep], y[keep])
+        np.testing.assert_array_equal(resumed.predict_proba(X), whole.predict_proba(X))
+
+
+def test_fraction_parameters_continue_from_their_files(imbalanced, tmp_path):
+    from fractions import Fraction
+
+    X, y = imbalanced
+    params = {"validation_fraction": Fraction(1, 5), "learning_rate": Fraction(1, 4), "random_state": 0}
+    small(n_estimators=4, **params).fit(X, y).save_model(tmp_path / "m.json")
+    resumed = small(n_estimators=8, **params).fit(X, y, init_model=tmp_path / "m.json")
+    np.testing.assert_array_equal(resumed.predict_proba(X), small(n_estimators=8, **params).fit(X, y).predict_proba(X))
+
+
+def test_a_file_with_an_out_of_range_seed_of_an_earlier_version_loads(imbalanced, tmp_path):
+    import json
+
+    from gpuboost.io import _checksum
+
+    X, y = imbalanced
+    model = small().fit(X, y)
+    model.save_model(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    data["params"]["random_state"] = -1  # as an earlier version saved it
+    del data["checksum"]
+    data["checksum"] = _checksum(data)
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    loaded = gpuboost.load_model(tmp_path / "m.json")
+    assert loaded.random_state is None
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))

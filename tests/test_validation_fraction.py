@@ -150,3 +150,13 @@ def test_random_state_out_of_numpys_range_is_refused(data):
     X, y = data
     with pytest.raises(ValueError, match=r"random_state must be None, an int in \[0, 2\*\*32 - 1\]"):
         small(random_state=-1, validation_fraction=0.2).fit(X, y)
+
+
+@pytest.mark.parametrize("sizes, fraction", [([1] * 20 + [30], 0.3), ([1, 3], 0.5), ([1, 4, 4, 40, 10, 20, 22], 1 / 3)])
+def test_rows_a_small_class_cannot_give_go_to_the_others(sizes, fraction):
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    _, held = split(small(validation_fraction=fraction, random_state=0), y)
+    counts = np.bincount(y[held], minlength=len(sizes))
+    achievable = sum(max(s - 1, 0) for s in sizes)
+    assert held.size == min(int(np.floor(fraction * y.size + 0.5)), achievable)
+    assert np.all(counts <= np.maximum(np.array(sizes) - 1, 0))
