@@ -68,6 +68,9 @@ def check_params(est, algorithms) -> None:
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
     _check_class_weight(est.class_weight)
+    if not isinstance(est.min_child_weight, numbers.Real) or isinstance(est.min_child_weight, bool) or not (
+            0 <= float(est.min_child_weight) < np.inf):
+        raise ValueError(f"min_child_weight must be a finite number >= 0, got {est.min_child_weight!r}.")
     fraction = est.validation_fraction
     if fraction is not None and (not isinstance(fraction, numbers.Real) or isinstance(fraction, bool)
                                  or not 0 < fraction < 1):

@@ -43,6 +43,7 @@ class GrowerParams:
 
     max_leaves: int = 20
     min_samples_leaf: int = 1
+    min_child_weight: float = 0.0  # a child's least HESS sum (0: none, the papers'); not for vector trees
     pair_rule: str = "eq33"
     leaf_clip: float = 5.0
     fixed_pair: tuple[int, int] | None = None
@@ -108,7 +109,7 @@ class TreeGrower:
                      self.backend.find_vector_splits(hists, self.params.min_samples_leaf))
         elif grow:
             hists = self._histograms(nodes, segments, pairs, grow, parent)
-            found = self.backend.find_splits(hists, self.params.min_samples_leaf)
+            found = self.backend.find_splits(hists, self.params.min_samples_leaf, self.params.min_child_weight)
         for k, j in enumerate(grow):
             nodes[j].hist = hists[k]
         if parent is not None:

@@ -134,8 +134,18 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         not an ``eval_set``'s (give ``fit`` its ``eval_sample_weight``).
         Single-label y only: weight a multi-label y's rows with ``sample_weight``. Rows of a
         tiny weight can still get leaves of their own (a Newton leaf value does not depend on
-        the scale of its weights): with extreme weights, raise ``min_samples_leaf``
+        the scale of its weights): with extreme weights, set ``min_child_weight``
         (docs/algorithms.md, "Sample and class weights").
+    min_child_weight : float, default=0.0
+        The smallest Hessian sum a child may hold: a split whose side sums less than this is
+        not considered (XGBoost's ``min_child_weight``, LightGBM's
+        ``min_sum_hessian_in_leaf``). The Hessian is the split gain's: for AOSO a node's pair
+        Hessian (the denominator of eq 30), for robust LogitBoost and LogitBoost each class
+        tree's sum of w p (1 - p), for MART and ABC-MART (first-order gains) the rows'
+        weights. 0, the papers' setting: none. It keeps rows of tiny weight out of leaves of
+        their own (docs/algorithms.md, "Sample and class weights"). Not for K-LogitBoost,
+        AdaBoost.MH and multi-label y (vector trees), and trained on the CPU only in this
+        version ("auto" picks the CPU where it is > 0).
     validation_fraction : float in (0, 1) or None, default=None
         Hold out this fraction of the training rows as an eval set, for early stopping without
         one of your own (scikit-learn's HistGradientBoosting has the same parameter):
@@ -211,6 +221,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         early_stopping_rounds: int | None = None,
         class_weight=None,
         validation_fraction: float | None = None,
+        min_child_weight: float = 0.0,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -232,10 +243,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.early_stopping_rounds = early_stopping_rounds
         self.class_weight = class_weight
         self.validation_fraction = validation_fraction
+        self.min_child_weight = min_child_weight
 
     def __setstate__(self, state):
         # an estimator pickled by a version without these parameters: their defaults
-        state = {"class_weight": None, "validation_fraction": None, **state}
+        state = {"class_weight": None, "validation_fraction": None, "min_child_weight": 0.0, **state}
         super().__setstate__(state)
 
     # -- checks ------------------------------------------------------------------------
@@ -317,7 +329,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         arrays, weighted fits and pandas frames (their column names) are binned on the host.
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
-                and sample_weight is None and self.class_weight is None and getattr(y, "ndim", 1) == 1)
+                and sample_weight is None and self.class_weight is None and not self.min_child_weight > 0
+                and getattr(y, "ndim", 1) == 1)
 
     def _fit(self, X, y, sample_weight, eval_set, init_model, eval_sample_weight=None):
         self._check_params()
@@ -355,6 +368,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                                  "weight the rows with sample_weight instead.")
             weight = _validation.weight_classes(weight, _validation.class_weights(self.class_weight, self.classes_,
                                                                                   y_codes))
+        if self.min_child_weight > 0 and (self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_):
+            raise ValueError(f"min_child_weight applies to the trees of aoso, mart, robustlogit, logitboost and ABC "
+                             f"on single-label y, not to {'multi-label y' if self.multilabel_ else self.algorithm}'s "
+                             "vector trees; use min_samples_leaf.")
         held_out = None
         if self.validation_fraction is not None:  # the rows held out: the last eval set
             train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight)
@@ -402,6 +419,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             y_codes = np.argmax(indicator, axis=1)  # the multi-label losses use the indicator, not this
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
+        if device == "cuda" and self.min_child_weight > 0:
+            if self.device == "cuda":
+                raise ValueError("min_child_weight > 0 runs on the CPU in this version (the CUDA kernels have no "
+                                 "minimum Hessian per child yet); use device='cpu' or 'auto'.")
+            device = "cpu"
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
 
@@ -495,6 +517,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 # max_leaves nodes (max_leaves=10**9 ran out of memory)
                 max_leaves=min(self.max_leaves, max(2, n_rows // self.min_samples_leaf)),
                 min_samples_leaf=self.min_samples_leaf,
+                min_child_weight=float(self.min_child_weight),
                 pair_rule=self.pair_rule,
                 leaf_clip=float(self.leaf_clip),
             ),

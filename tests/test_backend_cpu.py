@@ -88,6 +88,8 @@ def test_stages_agree(case):
     GrowerParams(fixed_pair=(0, -1), value_scale=0.5, leaf_clip=50.0),  # robust LogitBoost's tree
     GrowerParams(fixed_pair=(1, -1), first_order=True, max_leaves=7),  # MART's tree
     GrowerParams(fixed_pair=(1, -2), value_scale=0.75),  # original LogitBoost's tree
+    GrowerParams(min_child_weight=0.5),  # AOSO with a least Hessian per child
+    GrowerParams(fixed_pair=(1, -1), first_order=True, min_child_weight=3.0),  # MART: a least weight per child
 ])
 def test_whole_tree_matches_the_python_grower(case, params):
     (ref, fast), F, _, codes, missing_code = pair_of_backends(*case)
@@ -189,18 +191,21 @@ def test_best_split_is_the_references_on_hard_histograms(n_codes):
         for f in range(1, d):
             hist[f] = hist[0] if trial % 2 else rng.permutation(hist[0])  # equal features, or other bins
         msl = [1, 2, 5, 1000][trial % 4]
+        # min_child_weight: none, or about a fifth of the node's Hessian (some sides fall below)
+        mcw = [0.0, 0.2 * h[0].sum(), 1e-9][trial % 3]
         # whole, and as two halves (the halved histogram of a node: best_split adds them)
         first = np.round(hist * rng.uniform(0.0, 1.0, size=hist.shape), 3)
         for parts in ((hist,), (first, hist - first)):
             total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
-            want = best_splits(total[None], total[None, 0].sum(axis=1), msl)
+            want = best_splits(total[None], total[None, 0].sum(axis=1), msl, min_child_weight=mcw)
             for lanes in (3, kernels.LANES):  # grow_tree's layout: a fourth channel, 0
                 h = [np.zeros(hist.shape[:2] + (lanes,)) for _ in parts]
                 for a, part in zip(h, parts):
                     a[..., :3] = part
                 sums = np.empty(3)
                 scratch = (np.empty((n_codes, 3)), np.empty((n_codes, 3)), np.empty(2 * d * n_codes))
-                gain, f, b, missing_left = kernels.best_split(h[0], h[-1], len(parts) == 2, msl, sums, *scratch)
+                gain, f, b, missing_left = kernels.best_split(h[0], h[-1], len(parts) == 2, msl, mcw, sums,
+                                                              *scratch)
                 assert gain == want.gain[0] or (np.isinf(gain) and np.isinf(want.gain[0]))
                 np.testing.assert_array_equal(sums, want.sums[0])
                 if np.isfinite(want.gain[0]):
@@ -1636,8 +1641,8 @@ def test_a_node_whose_sums_broke_down_is_not_split():
     lanes = np.zeros((2, n_codes, kernels.LANES))
     lanes[..., :3] = hist
     with np.errstate(all="ignore"):
-        gain = kernels.best_split(lanes, lanes, False, 1, np.empty(3), np.empty((n_codes, 3)), np.empty((n_codes, 3)),
-                                  np.empty(2 * 2 * n_codes))[0]
+        gain = kernels.best_split(lanes, lanes, False, 1, 0.0, np.empty(3), np.empty((n_codes, 3)),
+                                  np.empty((n_codes, 3)), np.empty(2 * 2 * n_codes))[0]
     assert reference.gain[0] == gain == -np.inf
 
 

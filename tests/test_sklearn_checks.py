@@ -10,8 +10,9 @@ EXPECTED_FAILURES = {
     # the scale of its rows' weights, and min_samples_leaf=1 lets rows of weight 1e-4 have
     # leaves of their own, so 64-78% of the test rows are predicted as class 0, not > 87%.
     # scikit-learn's HistGradientBoosting passes through a minimum hessian per child (1e-3),
-    # which the papers' algorithms do not have (docs/algorithms.md, "Sample and class weights").
-    "check_class_weight_classifiers": "tiny class weights still get leaves: no minimum hessian per leaf",
+    # which the papers' algorithms do not have: min_child_weight, 0 by default
+    # (docs/algorithms.md, "Sample and class weights"; tests/test_min_child_weight.py).
+    "check_class_weight_classifiers": "tiny class weights still get leaves: min_child_weight is 0 by default",
 }
 
 

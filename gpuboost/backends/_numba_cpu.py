@@ -1491,10 +1491,10 @@ def _vgain(GL, HL, GR, HR, parent):
 
 
 @njit(cache=True, inline="always")
-def _vmissing_gains(pre, suf, b0, n, shift_left, mg, mh, mc, msl, parent):
+def _vmissing_gains(pre, suf, b0, n, shift_left, mg, mh, mc, msl, mcw, parent):
     """The gains of the split candidates b0:b0 + n of one feature, missing values right
-    (shift_left False) or left, -inf where a side would hold fewer than msl rows (and in the
-    lanes past n)."""
+    (shift_left False) or left, -inf where a side would hold fewer than msl rows or, where
+    mcw > 0, a Hessian sum below mcw (and in the lanes past n)."""
     pg = _vload(pre, GRAD, b0, n)
     ph = _vload(pre, HESS, b0, n)
     pc = _vload(pre, COUNT, b0, n)
@@ -1512,6 +1512,9 @@ def _vmissing_gains(pre, suf, b0, n, shift_left, mg, mh, mc, msl, parent):
     gain = _vgain(pg, ph, sg, sh, parent)
     least = _vsplat(msl)
     none = _vsplat(-np.inf)
+    if mcw > 0.0:
+        lightest = _vsplat(mcw)
+        gain = _vif_ge(ph, lightest, _vif_ge(sh, lightest, gain, none), none)
     return _vfirst(_vif_ge(pc, least, _vif_ge(sc, least, gain, none), none), n, -np.inf)
 
 
@@ -1523,9 +1526,11 @@ def _bin(hist, second, halved, f, b, c):
 
 
 @njit(cache=True)
-def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, cand_gain):
+def best_split(hist, second, halved, min_samples_leaf, min_child_weight, sums, prefix, suffix, cand_gain):
     """Best split of one node by eq (30), as backends.numpy.best_splits does it. Its histogram
-    is hist, or hist + second (the halves', added here bin by bin) where halved.
+    is hist, or hist + second (the halves', added here bin by bin) where halved. A candidate
+    whose side holds fewer than min_samples_leaf rows, or (min_child_weight > 0) a Hessian sum
+    below min_child_weight, is no candidate.
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
     shape (n_codes, 3); cand_gain (float64) of length >= 2 D (n_codes - 1). Returns (gain,
@@ -1558,6 +1563,7 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
     pre = prefix.reshape(3, W)  # channel-major: VW bins of a channel are one vector
     suf = suffix.reshape(3, W)
     msl = float(min_samples_leaf)
+    mcw = float(min_child_weight)
     feature_top = np.empty(D)
     live = np.empty(D, np.int64)  # each feature's value bins up to its last that holds a row
     top = -np.inf
@@ -1597,11 +1603,11 @@ def best_split(hist, second, halved, min_samples_leaf, sums, prefix, suffix, can
         best = _vsplat(-np.inf)
         for b0 in range(0, nf, VW):
             m = _lanes(b0, nf)
-            gain = _vmissing_gains(pre, suf, b0, m, False, mg, mh, mc, msl, parent)
+            gain = _vmissing_gains(pre, suf, b0, m, False, mg, mh, mc, msl, mcw, parent)
             _vstore(cand_gain, ZERO, f * nb + b0, gain, m)
             best = _vif_gt(gain, best, gain, best)
             if mc > 0:  # missing values in the node: the candidates that send them left
-                gain = _vmissing_gains(pre, suf, b0, m, True, mg, mh, mc, msl, parent)
+                gain = _vmissing_gains(pre, suf, b0, m, True, mg, mh, mc, msl, mcw, parent)
                 _vstore(cand_gain, ZERO, (D + f) * nb + b0, gain, m)
                 best = _vif_gt(gain, best, gain, best)
         feature_top[f] = _vmax_lane(best)
@@ -2064,12 +2070,12 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighte
 
 
 @njit(cache=True)
-def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                prefix, suffix, cand_gain):
+def _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature, bin_,
+                missing_left, prefix, suffix, cand_gain):
     """The node's best split from its histogram hist[slot] (halved: hist[slot] + second[slot]),
     and its sums, kept if its gain is > 0."""
-    g, f, bb, ml = best_split(hist[slot], second[slot], halved, min_samples_leaf, sums[node], prefix[slot],
-                              suffix[slot], cand_gain[slot])
+    g, f, bb, ml = best_split(hist[slot], second[slot], halved, min_samples_leaf, min_child_weight, sums[node],
+                              prefix[slot], suffix[slot], cand_gain[slot])
     if g > 0.0:
         split_gain[node] = g
         feature[node] = f
@@ -2079,8 +2085,8 @@ def _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_
 
 @njit(cache=True)
 def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct, top,
-                   y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums, split_gain,
-                   feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
+                   y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, min_child_weight, pair,
+                   sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                    n_threads, derive, small_slot, small_node, reuse, pp_r, pp_s, parent_hist):
     """One node of a batch: its pair, then its histogram (by halves or feature blocks on
     n_threads threads where it is large enough) and best split, or only its sums if it cannot
@@ -2109,17 +2115,17 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
             halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells,
                                              p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
                                              n_threads)
-        _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                    prefix, suffix, cand_gain)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature,
+                    bin_, missing_left, prefix, suffix, cand_gain)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 @njit(cache=True)
 def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct,
-                         top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair, sums,
-                         split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
-                         derive, small_node, pp_r, pp_s, parent_hist):
+                         top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf,
+                         min_child_weight, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                         second, prefix, suffix, cand_gain, derive, small_node, pp_r, pp_s, parent_hist):
     """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
     seconds at the first fit). A derived histogram's smaller child is summed here (the other
@@ -2137,8 +2143,8 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
         else:
             halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells, p, pct,
                                      top, y, w, weighted, first_order, hist[slot], second[slot])
-        _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                    prefix, suffix, cand_gain)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature,
+                    bin_, missing_left, prefix, suffix, cand_gain)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -2224,9 +2230,9 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
 
 
 @njit(cache=True)
-def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf, sums,
-                   split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain, plan,
-                   parent_hist):
+def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
+                   min_child_weight, sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix,
+                   cand_gain, plan, parent_hist):
     """A child's best split (of the sum of its halves, after _sibling_halves, where it has
     _hist_halves_rows rows or more; of its derived histogram, made here, where plan derives
     it) or, if it does not grow, its sums."""
@@ -2239,17 +2245,17 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
             small_halved = stop[small] - start[small] >= _hist_halves_rows(hist.shape[2])
             _derive_histogram(parent_hist, hist[src], second[src], small_halved, hist[slot])
             halved = False
-        _keep_split(slot, node, hist, second, halved, min_samples_leaf, sums, split_gain, feature, bin_, missing_left,
-                    prefix, suffix, cand_gain)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature,
+                    bin_, missing_left, prefix, suffix, cand_gain)
     else:
         node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
 
 @njit(cache=True, parallel=True)
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells,
-                       p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, pair,
-                       sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
-                       cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar, halves):
+                       p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf,
+                       min_child_weight, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                       second, prefix, suffix, cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar, halves):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
     each (_sibling_halves); SPLITS, a child's split a thread (_sibling_split); CROSS, the cross
@@ -2273,9 +2279,9 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
         elif stage == WHOLE:
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, sparse, cells,
                                  p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                                 min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                 hist, second, prefix, suffix, cand_gain, t == plan[DERIVED_SLOT], batch[1 - t],
-                                 plan[PARENT_R], plan[PARENT_S], parent_hist)
+                                 min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                                 missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
+                                 t == plan[DERIVED_SLOT], batch[1 - t], plan[PARENT_R], plan[PARENT_S], parent_hist)
         elif stage == PAIRS:
             _choose_pair(batch[t], sums_state[t], rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, fixed_r,
                          fixed_s, pair, node_stats)
@@ -2312,12 +2318,12 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
                             w, weighted, first_order, hist, second, plan)
             _barrier(bar)
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
-                           plan, parent_hist)
+                           min_child_weight, sums, split_gain, feature, bin_, missing_left, hist, second, prefix,
+                           suffix, cand_gain, plan, parent_hist)
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                           sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix, cand_gain,
-                           plan, parent_hist)
+                           min_child_weight, sums, split_gain, feature, bin_, missing_left, hist, second, prefix,
+                           suffix, cand_gain, plan, parent_hist)
 
 
 @njit(cache=True)
@@ -2425,8 +2431,8 @@ def _settle_plan(plan, batch, grows, pair):
 
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-              min_samples_leaf, rule_eq32, n_threads, fixed_r, fixed_s, first_order, derive_histograms, leaf_clip,
-              value_scale, root_sums, root_blocks, may_wait):
+              min_samples_leaf, min_child_weight, rule_eq32, n_threads, fixed_r, fixed_s, first_order,
+              derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
@@ -2567,9 +2573,9 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             if pair_r[0] >= 0 or (n_batch == 2 and pair_r[1] >= 0):  # (else none needs cross sums)
                 _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
                                    sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                                   first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left,
-                                   node_stats, hist, second, prefix, suffix, cand_gain, n_batch, pair_r, cross, plan,
-                                   parent_hist, bar, halves)
+                                   first_order, min_samples_leaf, min_child_weight, pair, sums, split_gain, feature,
+                                   bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain, n_batch,
+                                   pair_r, cross, plan, parent_hist, bar, halves)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
@@ -2581,9 +2587,9 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                 stages = BATCH if fixed_r < 0 else LARGE
                 _siblings_parallel(stages, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                    cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                                   min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
-                                   hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist,
-                                   bar, halves)
+                                   min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                                   missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO, pair_r,
+                                   cross, plan, parent_hist, bar, halves)
             else:
                 for stage in (PAIRS, HALVES, SPLITS):
                     if stage == PAIRS and sums_state[0] == PAIRED and sums_state[1] == PAIRED:
@@ -2592,14 +2598,15 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                         _settle_plan(plan, batch, grows, pair)
                     _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
                                        sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                                       first_order, min_samples_leaf, pair, sums, split_gain, feature, bin_,
-                                       missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO,
-                                       pair_r, cross, plan, parent_hist, bar, halves)
+                                       first_order, min_samples_leaf, min_child_weight, pair, sums, split_gain,
+                                       feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
+                                       cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar, halves)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                               min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar, halves)
+                               min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                               missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross,
+                               plan, parent_hist, bar, halves)
         else:
             for q in range(n_batch):
                 b = q if small == 0 else 1 - q  # the smaller child first: the larger may reuse its histogram
@@ -2607,9 +2614,10 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                     plan[REUSE] = grows[1 - b] and _is_pair(pair, batch[1 - b], plan[PARENT_R], plan[PARENT_S])
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, sparse, cells,
                                p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                               min_samples_leaf, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                               second, prefix, suffix, cand_gain, n_threads, b == plan[DERIVED_SLOT], 1 - b,
-                               batch[1 - b], plan[REUSE] == 1, plan[PARENT_R], plan[PARENT_S], parent_hist)
+                               min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                               missing_left, node_stats, hist, second, prefix, suffix, cand_gain, n_threads,
+                               b == plan[DERIVED_SLOT], 1 - b, batch[1 - b], plan[REUSE] == 1, plan[PARENT_R],
+                               plan[PARENT_S], parent_hist)
         # the batch's histograms stay in their pair while a node may be split (a halved one's
         # made whole: its halves' sum, as its best split added them), the parent's pair is
         # released once its last such node has its children

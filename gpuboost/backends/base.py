@@ -229,8 +229,10 @@ class Backend(ABC):
         """
 
     @abstractmethod
-    def find_splits(self, hists: np.ndarray, min_samples_leaf: int) -> SplitBatch:
-        """Best split of each node by eq (30); ties to the lowest feature, then bin."""
+    def find_splits(self, hists: np.ndarray, min_samples_leaf: int, min_child_weight: float = 0.0) -> SplitBatch:
+        """Best split of each node by eq (30); ties to the lowest feature, then bin. A side with
+        fewer than min_samples_leaf rows, or a HESS sum below min_child_weight (> 0), is no
+        candidate."""
 
     @abstractmethod
     def partition(self, segment: tuple[int, int], feature: int, bin: int, missing_left: bool) -> int:

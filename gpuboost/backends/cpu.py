@@ -188,7 +188,7 @@ class CpuBackend(Backend):
                                    self._gh, self.n_threads)
         return hists
 
-    def find_splits(self, hists, min_samples_leaf):
+    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0):
         n = hists.shape[0]
         out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
                          missing_left=np.empty(n, bool), sums=np.empty((n, N_CHANNELS)))
@@ -196,7 +196,8 @@ class CpuBackend(Backend):
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
         for j in range(n):
             hist = np.ascontiguousarray(hists[j])
-            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), out.sums[j], prefix, suffix, cand_gain)
+            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), float(min_child_weight), out.sums[j],
+                                       prefix, suffix, cand_gain)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
@@ -256,7 +257,8 @@ class CpuBackend(Backend):
              right) = kernels.grow_tree(
                 self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
                 self.p, self.pct, self.top, self.rows, self.n_codes,
-                int(params.max_leaves), int(params.min_samples_leaf), params.pair_rule == "eq32", self.n_threads,
+                int(params.max_leaves), int(params.min_samples_leaf), float(params.min_child_weight),
+                params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),

@@ -138,17 +138,19 @@ def stump_edge_gain(left, right, sums):
     return np.where(gain > losses.GAIN_NOISE * (edge + parent), gain, 0.0)
 
 
-def _direction_gains(left, right, sums, min_samples_leaf, gain_fn):
-    """Gains for given side sums (..., channels); -inf where a side is too small.
-
-    The last channel counts rows.
-    """
+def _direction_gains(left, right, sums, min_samples_leaf, gain_fn, min_child_weight=0.0):
+    """Gains for given side sums (..., channels); -inf where a side is too small: fewer rows
+    than min_samples_leaf (the last channel counts rows) or, where min_child_weight > 0, a
+    HESS channel below it (pair_gain's channels)."""
     gain = gain_fn(left, right, sums)
     valid = (left[..., -1] >= min_samples_leaf) & (right[..., -1] >= min_samples_leaf)
+    if min_child_weight > 0:
+        valid &= (left[..., HESS] >= min_child_weight) & (right[..., HESS] >= min_child_weight)
     return np.where(valid, gain, -np.inf)
 
 
-def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain_fn=pair_gain) -> SplitBatch:
+def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain_fn=pair_gain,
+                min_child_weight: float = 0.0) -> SplitBatch:
     """Best split of each node by eq (30) (or ``gain_fn``), from its histogram.
 
     A threshold ``b`` sends value bins ``0..b`` left; missing values (the last code) go right
@@ -159,7 +161,8 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     (left on a tie).
 
     hists : (n_nodes, n_features, n_codes, channels); sums : (n_nodes, channels); the last
-    channel counts rows.
+    channel counts rows. ``min_child_weight`` > 0 (pair_gain's channels only): a side's HESS
+    sum must be at least that.
     """
     value_bins = hists[:, :, :-1, :]
     missing = hists[:, :, -1:, :]
@@ -169,9 +172,9 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     suffix[:, :, :-1, :] = np.cumsum(value_bins[:, :, :0:-1, :], axis=2)[:, :, ::-1, :]
     has_missing = missing[:, :, 0, -1] > 0  # (n_nodes, n_features): each feature has its own
     gain = np.full(prefix.shape[:3] + (2,), -np.inf)
-    gain[..., 0] = _direction_gains(prefix, suffix + missing, sums, min_samples_leaf, gain_fn)
+    gain[..., 0] = _direction_gains(prefix, suffix + missing, sums, min_samples_leaf, gain_fn, min_child_weight)
     if has_missing.any():
-        left_gain = _direction_gains(prefix + missing, suffix, sums, min_samples_leaf, gain_fn)
+        left_gain = _direction_gains(prefix + missing, suffix, sums, min_samples_leaf, gain_fn, min_child_weight)
         gain[..., 1] = np.where(has_missing[:, :, None], left_gain, -np.inf)
 
     n_nodes, n_features, n_bins = gain.shape[:3]
@@ -353,10 +356,10 @@ class NumpyBackend(Backend):
                                         self.sparse)
         return hists
 
-    def find_splits(self, hists, min_samples_leaf):
+    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0):
         # Every feature's bins hold every row once: feature 0's bins give the node totals.
         sums = hists[:, 0, :, :].sum(axis=1)
-        return best_splits(hists, sums, min_samples_leaf)
+        return best_splits(hists, sums, min_samples_leaf, min_child_weight=min_child_weight)
 
     def partition(self, segment, feature, bin, missing_left):
         start, stop = int(segment[0]), int(segment[1])
