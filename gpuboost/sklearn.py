@@ -139,13 +139,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     min_child_weight : float, default=0.0
         The smallest Hessian sum a child may hold: a split whose side sums less than this is
         not considered (XGBoost's ``min_child_weight``, LightGBM's
-        ``min_sum_hessian_in_leaf``). The Hessian is the split gain's: for AOSO a node's pair
-        Hessian (the denominator of eq 30), for robust LogitBoost and LogitBoost each class
-        tree's sum of w p (1 - p), for MART and ABC-MART (first-order gains) the rows'
-        weights. 0, the papers' setting: none. It keeps rows of tiny weight out of leaves of
-        their own (docs/algorithms.md, "Sample and class weights"). Not for K-LogitBoost,
-        AdaBoost.MH and multi-label y (vector trees), and trained on the CPU only in this
-        version ("auto" picks the CPU where it is > 0).
+        ``min_sum_hessian_in_leaf``). The Hessian is the split gain's: for AOSO, ABC-LogitBoost
+        and two-class robust LogitBoost a node's pair Hessian (the denominator of eq 30), for
+        robust LogitBoost on more classes and LogitBoost the tree's sum of w p (1 - p), for
+        MART and ABC-MART (first-order gains) the rows' weights. 0, the papers' setting: none.
+        It keeps rows of tiny weight out of leaves of their own (docs/algorithms.md, "Sample
+        and class weights"). Not for K-LogitBoost and AdaBoost.MH (vector trees), and trained
+        on the CPU only in this version ("auto" picks the CPU where it is > 0).
     validation_fraction : float in (0, 1) or None, default=None
         Hold out this fraction of the training rows as an eval set, for early stopping without
         one of your own (scikit-learn's HistGradientBoosting has the same parameter):
@@ -368,10 +368,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                                  "weight the rows with sample_weight instead.")
             weight = _validation.weight_classes(weight, _validation.class_weights(self.class_weight, self.classes_,
                                                                                   y_codes))
-        if self.min_child_weight > 0 and (self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_):
-            raise ValueError(f"min_child_weight applies to the trees of aoso, mart, robustlogit, logitboost and ABC "
-                             f"on single-label y, not to {'multi-label y' if self.multilabel_ else self.algorithm}'s "
-                             "vector trees; use min_samples_leaf.")
+        if self.min_child_weight > 0 and self.algorithm in ("klogitboost", "adaboostmh"):
+            raise ValueError(f"min_child_weight applies to the pair and class trees of aoso, mart, robustlogit, "
+                             f"logitboost and ABC, not to {self.algorithm}'s vector trees; use min_samples_leaf.")
         held_out = None
         if self.validation_fraction is not None:  # the rows held out: the last eval set
             train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight)
