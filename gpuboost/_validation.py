@@ -34,10 +34,13 @@ def check_params(est, algorithms) -> None:
             bound = f">= {low}" if high is None else f"in [{low}, {high}]"
             raise ValueError(f"{name} must be an integer {bound}, got {value!r}.")
 
-    def positive(name):
+    def real(name, within, what):
         value = getattr(est, name)
-        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not 0 < float(value) < np.inf:
-            raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not within(value):
+            raise ValueError(f"{name} must be {what}, got {value!r}.")
+
+    def positive(name):
+        real(name, lambda v: 0 < float(v) < np.inf, "a finite number > 0")
 
     integer("n_estimators", 1)
     integer("max_leaves", 2)
@@ -48,8 +51,7 @@ def check_params(est, algorithms) -> None:
     integer("gap", 0)
     positive("learning_rate")
     positive("leaf_clip")
-    if not isinstance(est.tol, numbers.Real) or isinstance(est.tol, bool) or not est.tol >= 0:
-        raise ValueError(f"tol must be a number >= 0, got {est.tol!r}.")
+    real("tol", lambda v: v >= 0, "a number >= 0")
     if est.pair_rule not in PAIR_RULES:
         raise ValueError(f"pair_rule must be one of {PAIR_RULES}, got {est.pair_rule!r}.")
     if not isinstance(est.device, str) or est.device not in DEVICES:
@@ -68,13 +70,9 @@ def check_params(est, algorithms) -> None:
     if not isinstance(est.warm_start, (bool, np.bool_)):
         raise ValueError(f"warm_start must be True or False, got {est.warm_start!r}.")
     _check_class_weight(est.class_weight)
-    if not isinstance(est.min_child_weight, numbers.Real) or isinstance(est.min_child_weight, bool) or not (
-            0 <= float(est.min_child_weight) < np.inf):
-        raise ValueError(f"min_child_weight must be a finite number >= 0, got {est.min_child_weight!r}.")
-    fraction = est.validation_fraction
-    if fraction is not None and (not isinstance(fraction, numbers.Real) or isinstance(fraction, bool)
-                                 or not 0 < fraction < 1):
-        raise ValueError(f"validation_fraction must be None or a number in (0, 1), got {fraction!r}.")
+    real("min_child_weight", lambda v: 0 <= float(v) < np.inf, "a finite number >= 0")
+    if est.validation_fraction is not None:
+        real("validation_fraction", lambda v: 0 < v < 1, "None or a number in (0, 1)")
     if est.callbacks is not None:
         from .callback import Callback
 

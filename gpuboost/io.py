@@ -8,7 +8,6 @@ half-written file in place of a good one.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import numbers
@@ -384,7 +383,7 @@ def load_into(estimator, path) -> None:
             )
         # last: a file that fails to parse changes nothing; the parameters a file of an earlier
         # version lacks take their defaults (the estimator's own would not be the model's)
-        from .sklearn import BoostClassifier
+        from .sklearn import BoostClassifier, trained_with
 
         estimator.set_params(**{**BoostClassifier().get_params(), **params})
     except ModelFormatError as exc:
@@ -419,11 +418,7 @@ def load_into(estimator, path) -> None:
         estimator.libsvm_zero_based_ = data["libsvm_zero_based"]
     elif hasattr(estimator, "libsvm_zero_based_"):
         del estimator.libsvm_zero_based_
-    estimator._trained_with = {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"],
-                               "class_weight": copy.deepcopy(params.get("class_weight")),
-                               "validation_fraction": params.get("validation_fraction")}
-    estimator._trained_with["random_state"] = params["random_state"] if isinstance(params.get("random_state"), int) \
-        else None
+    estimator._trained_with = trained_with(params)
 
 
 def _check_loaded_params(params: dict) -> None:

@@ -42,6 +42,18 @@ def _link(algorithm: str, multilabel: bool) -> str:
     return "softmax"
 
 
+def trained_with(params: dict) -> dict:
+    """What a model's trees were trained with, from its parameters (fit's, or a model file's):
+    prediction and continuations read these, not the parameters, which set_params may change
+    after the fit. random_state is validation_fraction's seed (a continuation's check), None
+    where it was not an int (its rows cannot be drawn again)."""
+    seed = params.get("random_state")
+    return {"algorithm": params["algorithm"], "learning_rate": params["learning_rate"],
+            "class_weight": copy.deepcopy(params.get("class_weight")),
+            "validation_fraction": params.get("validation_fraction"),
+            "random_state": seed if isinstance(seed, numbers.Integral) else None}
+
+
 class BoostClassifier(ClassifierMixin, BaseEstimator):
     """Multi-class boosting with the LogitBoost family; AOSO-LogitBoost by default.
 
@@ -452,12 +464,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         # what the trees are trained with: prediction reads these, not the parameters, which
         # set_params may change after the fit (a failed fit restores the previous ones)
-        self._trained_with = {"algorithm": self.algorithm, "learning_rate": self.learning_rate,
-                              "class_weight": copy.deepcopy(self.class_weight),
-                              "validation_fraction": self.validation_fraction}
-        # the seed of validation_fraction's rows (a continuation's check); None: not an int, not reproducible
-        seeded = isinstance(self.random_state, numbers.Integral)
-        self._trained_with["random_state"] = self.random_state if seeded else None
+        self._trained_with = trained_with(self.get_params(deep=False))
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
