@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 STAGES = [
     ("summed_stats(root_sums[0, 0]", "root class sums (the scoring's, one block)"),
     ("block_stats(root_sums", "root class sums (the scoring's blocks)"),
-    ("split_stats(rows, ZERO, N", "root class sums (halves)"),
+    ("split_stats(rows, ZERO, n_root", "root class sums (halves)"),
     ("_class_sums_by_halves(rows, start[node]", "smaller child's class sums (halves)"),
     ("_batch_class_stats(batch, small, plan[PARENT_NODE]",
      "smaller child's class sums (one thread), the larger's derived"),
@@ -106,8 +106,8 @@ def instrumented_source(source: str) -> tuple[str, list[str]]:
             out.append(after.pop(i))
     source = "\n".join(out)
     total = names.index("whole tree")
-    for old, new in (("    for j in range(N):\n        rows[j] = j\n",
-                      "    _t_all = _profile_tsc()\n    for j in range(N):\n        rows[j] = j\n"),
+    for old, new in (("    if n_root < 0:\n        for j in range(N):\n",
+                      "    _t_all = _profile_tsc()\n    if n_root < 0:\n        for j in range(N):\n"),
                      ("    if first_order:  # the histograms summed weights",
                       f"    prof[{total}] += _profile_tsc() - _t_all\n"
                       "    if first_order:  # the histograms summed weights")):

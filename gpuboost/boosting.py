@@ -5,6 +5,11 @@ tree, or the K / K-1 trees of the K-tree family: see ``algorithms``), and adds
 ``learning_rate`` times each leaf's vector to the F of the rows in that leaf (taken from the
 row partition, not by predicting the training set again). Training stops after
 ``n_estimators`` iterations, or as soon as the training loss falls to ``tol``.
+
+With ``subsample`` < 1 (stochastic gradient boosting, Friedman 2002), each iteration's trees
+are grown on a sample of the rows drawn without replacement (the same rows for all of an
+iteration's trees, ABC's candidates included); every row's F is then updated from the leaf the
+tree puts it in (``Backend.spread_leaves``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from .grower import GrowerParams, TreeGrower
 from .losses import multiclass_loss, predicted_class
 from .tree import Tree
 
-__all__ = ["BoostResult", "EvalSet", "boost"]
+__all__ = ["BoostResult", "EvalSet", "boost", "row_sample"]
 
 
 @dataclass
@@ -64,6 +69,18 @@ def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
     return order[:search]
 
 
+def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.ndarray | None:
+    """The rows iteration ``iteration`` grows its trees on: round(subsample x n_rows) of them (at
+    least one), drawn without replacement from a generator seeded with (seed, iteration), in
+    increasing order; None where subsample is 1 (every row). The draw depends on the iteration
+    and the seed alone, so that a continued fit draws what an uninterrupted one would."""
+    if subsample >= 1.0:
+        return None
+    m = max(1, int(round(subsample * n_rows)))
+    rng = np.random.default_rng([int(seed), int(iteration)])
+    return np.sort(rng.choice(n_rows, size=m, replace=False)).astype(np.int64)
+
+
 def boost(
     backend: Backend,
     n_rows: int,
@@ -81,6 +98,8 @@ def boost(
     algorithm: str = "aoso",
     search: int = 2,
     gap: int = 5,
+    subsample: float = 1.0,
+    seed: int = 0,
 ) -> BoostResult:
     """Run the boosting loop on a backend that holds the training data.
 
@@ -91,6 +110,9 @@ def boost(
     exactly the trees of an uninterrupted one (for ABC, the base class in use is the one of the
     last tree). ``after_iteration(trees, train_loss, eval_loss, eval_error)`` is called after
     each new iteration with the history so far (lists); it returns True to stop training.
+
+    ``subsample`` < 1: each iteration's trees are grown on ``row_sample(n_rows, subsample,
+    seed, iteration)``.
 
     Returns the trees and the per-iteration training loss (and loss and errors on each eval
     set, from scores updated iteration by iteration).
@@ -114,23 +136,30 @@ def boost(
             eval_loss[k].append(loss)
             eval_error[k].append(errors)
 
-    def grow_iteration(F: np.ndarray, plan: list[GrowerParams], score: bool = False):
-        """Grow the trees of one iteration from the current p, adding each to F in place.
+    if subsample < 1.0 and (getattr(backend, "fused_update", False) or getattr(backend, "keeps_scores", False)):
+        raise ValueError(f"subsample < 1 does not run on the {backend.name} backend yet; use device='cpu'.")
+
+    def grow_iteration(F: np.ndarray, plan: list[GrowerParams], score: bool = False, sample=None):
+        """Grow the trees of one iteration from the current p (on the rows ``sample``, or all),
+        adding each to F in place.
 
         Returns the trees and, with ``score``, the loss of the new F where the backend computed
         it with the update (and the next p with it: ``update_and_score``), else None.
         """
         grown = []
         loss = None
+        on = {} if sample is None else {"sample": sample}
         for params in plan:
             if getattr(backend, "fused_update", False) and len(plan) == 1:
                 # the device grows the tree, adds it to its F and computes the next p and loss
                 grown.append(backend.grow_tree(params, bin_edge, learning_rate=learning_rate)[0])
                 continue
             if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
-                tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge)
+                tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge, **on)
             else:
-                tree, leaf_segments, leaf_ids = grower.grow(params)
+                tree, leaf_segments, leaf_ids = grower.grow(params, **on)
+            if sample is not None:  # the other rows into their leaves too: every row's F changes
+                leaf_segments = backend.spread_leaves(tree, leaf_ids)
             step = backend.leaf_steps(tree, leaf_ids, learning_rate)  # the leaves' vectors
             if score and len(plan) == 1 and hasattr(backend, "update_and_score"):
                 loss = backend.update_and_score(F, leaf_segments, step)
@@ -160,13 +189,15 @@ def boost(
     for iteration in range(len(train_loss), n_estimators):
         if loss <= tol:
             break
+        sample = row_sample(n_rows, subsample, seed, iteration)
         if algorithm in ABC and (base is None or iteration % (gap + 1) == 0):
             if getattr(backend, "keeps_scores", False):
                 raise ValueError(f"algorithm={algorithm!r} does not run on the {backend.name} backend; use device='cpu'.")
             best = None
             for candidate in _class_order(backend.class_losses(), search):
                 F_trial = F.copy()
-                grown, _ = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate))
+                grown, _ = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate),
+                                          sample=sample)
                 trial_loss = backend.set_scores(F_trial)
                 if best is None or trial_loss < best[0]:
                     best = (trial_loss, candidate, F_trial, grown)
@@ -176,7 +207,8 @@ def boost(
             trial_trees -= len(grown)  # the kept ones are no trial
             backend.set_scores(F)
         else:
-            grown, loss = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base), score=True)
+            grown, loss = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base), score=True,
+                                         sample=sample)
             if loss is None:
                 loss = rescore(F)  # the next iteration's probabilities, and this loss
         if not np.isfinite(loss):  # (K-LogitBoost's unnormalised link, exp(F - 1), can overflow)

@@ -174,8 +174,10 @@ class TreeGrower:
         hists[large] = derived_histogram(parent.hist, smaller)
         return np.stack([hists[j] for j in grow])
 
-    def grow(self, params: GrowerParams | None = None) -> tuple[Tree, np.ndarray, np.ndarray]:
-        """Grow a tree (with ``params`` in place of the grower's own, if given).
+    def grow(self, params: GrowerParams | None = None, sample: np.ndarray | None = None
+             ) -> tuple[Tree, np.ndarray, np.ndarray]:
+        """Grow a tree (with ``params`` in place of the grower's own, if given), on the rows
+        ``sample`` (increasing row ids; subsample's) or on every row.
 
         Returns
         -------
@@ -188,8 +190,9 @@ class TreeGrower:
         if params is not None:
             self.params = params
         p = self.params
-        self.backend.reset_partition()
-        self.nodes: list[_Node] = [_Node(0, self.n_rows, (0, 1), np.zeros(3))]
+        self.backend.reset_partition(sample)
+        n_root = self.n_rows if sample is None else len(sample)
+        self.nodes: list[_Node] = [_Node(0, n_root, (0, 1), np.zeros(3))]
         self.heap: list = []
         self._evaluate([0], can_grow=p.max_leaves > 1)
         n_leaves = 1

@@ -110,9 +110,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
         every sum runs in the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
-        Draws the rows that ``validation_fraction`` holds out (an int: the same rows at every
-        fit). Nothing else is random (no row or feature sampling): without
-        ``validation_fraction`` the model does not depend on it.
+        Draws the rows that ``validation_fraction`` holds out and ``subsample``'s rows (an int:
+        the same rows at every fit). Nothing else is random: with neither of them the model does
+        not depend on it.
     verbose : int, default=0
         Show progress: a tqdm progress bar with the training loss and the first eval set's
         loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
@@ -158,6 +158,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         It keeps rows of tiny weight out of leaves of their own (docs/algorithms.md, "Sample
         and class weights"). Not for K-LogitBoost and AdaBoost.MH (vector trees), and trained
         on the CPU only in this version ("auto" picks the CPU where it is > 0).
+    subsample : float in (0, 1], default=1.0
+        The fraction of the training rows each iteration's trees are grown on: round(subsample
+        x n_samples) rows drawn without replacement, anew each iteration (stochastic gradient
+        boosting, Friedman 2002; XGBoost's and LightGBM's ``subsample``), with
+        ``random_state``; every row's score is then updated from the leaf it falls in. All
+        trees of an iteration (MART's K, ABC's candidates) share its rows. 1.0, the papers'
+        setting: every row. With an int ``random_state`` the model does not depend on
+        ``n_jobs``, and a continuation draws the rows an uninterrupted fit would. Not for
+        AdaBoost.MH (its weights sum to 1 over every row), and trained on the CPU only in this
+        version ("auto" picks the CPU where it is < 1).
     validation_fraction : float in (0, 1) or None, default=None
         Hold out this fraction of the training rows as an eval set, for early stopping without
         one of your own (scikit-learn's HistGradientBoosting has the same parameter):
@@ -234,6 +244,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         class_weight=None,
         validation_fraction: float | None = None,
         min_child_weight: float = 0.0,
+        subsample: float = 1.0,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -256,10 +267,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.class_weight = class_weight
         self.validation_fraction = validation_fraction
         self.min_child_weight = min_child_weight
+        self.subsample = subsample
 
     def __setstate__(self, state):
         # an estimator pickled by a version without these parameters: their defaults
-        state = {"class_weight": None, "validation_fraction": None, "min_child_weight": 0.0, **state}
+        state = {"class_weight": None, "validation_fraction": None, "min_child_weight": 0.0, "subsample": 1.0,
+                 **state}
         super().__setstate__(state)
 
     # -- checks ------------------------------------------------------------------------
@@ -342,7 +355,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
                 and sample_weight is None and self.class_weight is None and not self.min_child_weight > 0
-                and getattr(y, "ndim", 1) == 1)
+                and not self.subsample < 1 and getattr(y, "ndim", 1) == 1)
 
     def _fit(self, X, y, sample_weight, eval_set, init_model, eval_sample_weight=None):
         self._check_params()
@@ -383,6 +396,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if self.min_child_weight > 0 and self.algorithm in ("klogitboost", "adaboostmh"):
             raise ValueError(f"min_child_weight applies to the pair and class trees of aoso, mart, robustlogit, "
                              f"logitboost and ABC, not to {self.algorithm}'s vector trees; use min_samples_leaf.")
+        if self.subsample < 1 and self.algorithm == "adaboostmh":
+            raise ValueError("subsample < 1 is not for adaboostmh: its weights are a distribution over every row, "
+                             "and each tree's alpha is computed from all of them; use subsample=1.0.")
         held_out = None
         if self.validation_fraction is not None:  # the rows held out: the last eval set
             train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight)
@@ -434,6 +450,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             if self.device == "cuda":
                 raise ValueError("min_child_weight > 0 runs on the CPU in this version (the CUDA kernels have no "
                                  "minimum Hessian per child yet); use device='cpu' or 'auto'.")
+            device = "cpu"
+        if device == "cuda" and self.subsample < 1:
+            if self.device == "cuda":
+                raise ValueError("subsample < 1 runs on the CPU in this version (the CUDA backend grows every tree "
+                                 "on every row); use device='cpu' or 'auto'.")
             device = "cpu"
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
@@ -536,6 +557,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             algorithm=self.algorithm,
             search=self.search,
             gap=self.gap,
+            subsample=float(self.subsample),
+            seed=self._subsample_seed(),
         )
         n_before = 0 if init is None else len(init.train_loss_)
         if len(result.train_loss) == n_before < self.n_estimators:
@@ -751,6 +774,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             return loss(F), int(np.count_nonzero(self._as_prediction(F) != Y))
 
         return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.argmax(Y, axis=1), evaluate=evaluate)
+
+    def _subsample_seed(self) -> int:
+        """The seed of subsample's row draws (boosting.row_sample): an int random_state itself,
+        else drawn from it (None: NumPy's global generator, as scikit-learn's estimators do)."""
+        if self.subsample >= 1:
+            return 0
+        if isinstance(self.random_state, numbers.Integral):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(2 ** 32, dtype=np.uint64))
 
     def feature_importance(self, importance_type: str = "gain") -> np.ndarray:
         """Per-feature importance, shape (n_features_in_,).

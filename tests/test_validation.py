@@ -73,6 +73,8 @@ CASES = {
     "class_weight for a multi-label indicator y": lambda: small(class_weight="balanced").fit(X, np.eye(3)[y]),
     "class_weight leaving rows of one class only": lambda: small(class_weight={1: 0, 2: 0}).fit(X, y),
     "min_child_weight < 0": lambda: small(min_child_weight=-1.0).fit(X, y),
+    "subsample not in (0, 1]": lambda: small(subsample=0.0).fit(X, y),
+    "subsample < 1 for AdaBoost.MH": lambda: small(algorithm="adaboostmh", subsample=0.5).fit(X, y),
     "validation_fraction not in (0, 1)": lambda: small(validation_fraction=1.5).fit(X, y),
     "validation_fraction holding out no row": lambda: small(validation_fraction=0.01).fit(X, y),
     "early_stopping_rounds without eval_set or validation_fraction": lambda: small(early_stopping_rounds=3).fit(X, y),

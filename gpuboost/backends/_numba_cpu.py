@@ -2432,7 +2432,7 @@ def _settle_plan(plan, batch, grows, pair):
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, min_child_weight, rule_eq32, n_threads, fixed_r, fixed_s, first_order,
-              derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait):
+              derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait, n_root):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
@@ -2449,6 +2449,8 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     may_wait: numba's threading layer runs a two-iteration region on two threads at once where
     it has two (CpuBackend: OpenMP, workqueue), so that a large batch's stages can run in one
     region whose threads wait for each other between them (LARGE), where _concurrent.
+    n_root < 0: the root has every row (rows is set to 0 .. N - 1 here); else its first n_root
+    entries of rows as the caller arranged them (subsample's rows; root_blocks must be 0).
 
     Returns n_nodes, the leaves' ids and segments (rows[start:stop], shape (n_leaves, 2)), in
     node order, the split nodes' ids, and node arrays in Tree's dtypes (n_nodes entries each,
@@ -2501,10 +2503,12 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     bar = np.zeros(BARRIER_SIZE, np.int64)
     barriers = NONE  # whether a large batch's stages run in one region (BATCH, LARGE); -1: not known yet
     halves = np.empty((2, 3, K))  # a smaller child's class sums by halves
-    for j in range(N):
-        rows[j] = j
+    if n_root < 0:
+        for j in range(N):
+            rows[j] = j
+        n_root = N
     start[0] = 0
-    stop[0] = N
+    stop[0] = n_root
     n_nodes = 1
     n_leaves = 1
     batch[0] = 0  # evaluate the root
@@ -2536,14 +2540,14 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
         if fixed_r < 0 and n_batch == 1 and root_blocks == 1:
             # the root's class sums as the softmax summed them: every row in row order, the sums
             # node_class_sums would make
-            summed_stats(root_sums[0, 0], root_sums[0, 1], root_sums[0, 2], N, node_stats[0])
+            summed_stats(root_sums[0, 0], root_sums[0, 1], root_sums[0, 2], n_root, node_stats[0])
             sums_state[0] = SUMMED
         elif fixed_r < 0 and n_batch == 1 and root_blocks > 1:
-            block_stats(root_sums, root_blocks, N, node_stats[0])  # checked like derived sums
+            block_stats(root_sums, root_blocks, n_root, node_stats[0])  # checked like derived sums
             sums_state[0] = DERIVED
-        elif fixed_r < 0 and n_batch == 1 and n_threads > 1 and N * K >= SIBLING_CELLS:
+        elif fixed_r < 0 and n_batch == 1 and n_threads > 1 and n_root * K >= SIBLING_CELLS:
             # the root's class sums by halves on two threads, checked like derived sums
-            split_stats(rows, ZERO, N, p, pct, top, y, w, weighted, node_stats[0])
+            split_stats(rows, ZERO, n_root, p, pct, top, y, w, weighted, node_stats[0])
             sums_state[0] = DERIVED
         largest = max(stop[batch[0]] - start[batch[0]], stop[batch[n_batch - 1]] - start[batch[n_batch - 1]])
         large = n_threads > 1 and largest >= HALVES_ROWS

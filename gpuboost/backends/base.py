@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT", "HALVES_ROWS", "hist_halves_rows",
-           "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram", "histograms_derivable", "DERIVE_MAX_BYTES"]
+           "root_rows", "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram", "histograms_derivable",
+           "DERIVE_MAX_BYTES"]
 
 #: The channels of a histogram and of node sums.
 GRAD, HESS, COUNT = 0, 1, 2
@@ -205,8 +206,24 @@ class Backend(ABC):
         training loss ``sum_i w_i (-log p_{i,y_i})`` of F, computed stably."""
 
     @abstractmethod
-    def reset_partition(self) -> None:
-        """Put every row into the root segment, in row order."""
+    def reset_partition(self, sample: np.ndarray | None = None) -> None:
+        """Put every row into the root segment, in row order; or, given ``sample`` (increasing
+        row ids, subsample's rows), those rows first, as the root segment [0, len(sample)),
+        then the others."""
+
+    def spread_leaves(self, tree, leaf_ids: np.ndarray) -> np.ndarray:
+        """After a tree was grown on a sample of the rows: put every row into the segment of its
+        leaf in ``tree`` (tree_leaves of the training codes), the leaves in the order of
+        ``leaf_ids`` and each segment's rows in row order, and return the segments, shape
+        (n_leaves, 2), for update_scores."""
+        leaf = self.tree_leaves(tree, self.training_codes(), self.missing_code)
+        order = np.argsort(leaf, kind="stable")
+        counts = np.bincount(leaf, minlength=len(tree.feature))[leaf_ids]
+        if counts.sum() != leaf.shape[0]:
+            raise RuntimeError("spread_leaves: a row's leaf is not among leaf_ids (a bug)")
+        stops = np.cumsum(counts)
+        self.rows[:] = order  # leaf_ids are in node order, as the sorted leaves: segments in turn
+        return np.stack([stops - counts, stops], axis=1).astype(np.int64)
 
     @abstractmethod
     def select_pairs(self, segments: np.ndarray, rule: str) -> np.ndarray:
@@ -263,6 +280,20 @@ class Backend(ABC):
     @abstractmethod
     def update_scores(self, F: np.ndarray, segments: np.ndarray, deltas: np.ndarray) -> None:
         """``F[rows of leaf j] += deltas[j]`` for each leaf segment; deltas (n_leaves, n_classes)."""
+
+
+def root_rows(n_rows: int, sample, dtype) -> np.ndarray:
+    """Backend.reset_partition's row order: 0 .. n_rows - 1, or the rows ``sample`` (increasing)
+    then the others in row order."""
+    if sample is None:
+        return np.arange(n_rows, dtype=dtype)
+    sample = np.asarray(sample)
+    if sample.ndim != 1 or not 0 < sample.size <= n_rows or sample[0] < 0 or sample[-1] >= n_rows or (
+            sample.size > 1 and not np.all(sample[1:] > sample[:-1])):
+        raise ValueError("a row sample must be increasing row ids in [0, n_rows), at least one")
+    rest = np.ones(n_rows, dtype=bool)
+    rest[sample] = False
+    return np.concatenate([sample, np.flatnonzero(rest)]).astype(dtype)
 
 
 def label_losses(p_y, pc_y, y, sample_weight, n_classes):

@@ -18,7 +18,7 @@ import numpy as np
 from ..grower import split_thresholds
 from ..tree import Tree
 from . import _numba_cpu as kernels
-from .base import COUNT, N_CHANNELS, Backend, SplitBatch, label_losses, sparse_features
+from .base import COUNT, N_CHANNELS, Backend, SplitBatch, label_losses, root_rows, sparse_features
 from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -163,8 +163,8 @@ class CpuBackend(Backend):
             per_sample *= self.weight
         return float(per_sample.sum())
 
-    def reset_partition(self):
-        self.rows[:] = np.arange(self.rows.shape[0])
+    def reset_partition(self, sample=None):
+        self.rows[:] = root_rows(self.rows.shape[0], sample, np.int64)
 
     def select_pairs(self, segments, rule):
         pairs = np.empty((len(segments), 2), dtype=np.int64)
@@ -250,8 +250,14 @@ class CpuBackend(Backend):
         if out is not F:
             F[...] = out
 
-    def grow_tree(self, params, bin_edge):
-        """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower."""
+    def grow_tree(self, params, bin_edge, sample=None):
+        """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower
+        (on the rows ``sample`` as TreeGrower.grow: the root's class sums from them, not the
+        softmax's of every row)."""
+        n_root = -1  # every row: the kernel puts them in order
+        if sample is not None:
+            self.reset_partition(sample)
+            n_root = len(sample)
         with _threads(self.n_threads):
             (n_nodes, leaf_ids, segments, splits, pair, value, n_samples, gain, feature, bin_, missing_left, left,
              right) = kernels.grow_tree(
@@ -262,7 +268,7 @@ class CpuBackend(Backend):
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
-                self._root_sums, self._root_blocks, self._may_wait,
+                self._root_sums, self._root_blocks if sample is None else 0, self._may_wait, n_root,
             )
         # grower.make_tree's tree, its values and counts computed by the kernel
         threshold = split_thresholds(feature, bin_, splits, bin_edge)

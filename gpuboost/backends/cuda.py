@@ -672,7 +672,9 @@ class CudaBackend(Backend):
         self._pending = True
 
     # -- the stages, one batch at a time (tests and the Python grower) ----------------------
-    def reset_partition(self):
+    def reset_partition(self, sample=None):
+        if sample is not None:
+            raise ValueError("subsample < 1 is not in the CUDA backend yet; train with device='cpu'.")
         with self.stream:
             self.rows[...] = self.cp.arange(self.n_rows, dtype=self.cp.int32)
 

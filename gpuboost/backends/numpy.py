@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import losses
-from .base import (COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch, hist_halves_rows,
+from .base import (COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch, hist_halves_rows, root_rows,
                    sparse_features)
 
 __all__ = ["NumpyBackend", "build_histogram", "fold_default_bins", "halved_histogram", "best_splits"]
@@ -299,8 +299,8 @@ class NumpyBackend(Backend):
         gain = (stump_edge_gain if factorized else edge_gain) if self.link == "exp" else vector_gain
         return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, gain)
 
-    def reset_partition(self):
-        self.rows = np.arange(self.codes.shape[0], dtype=np.intp)
+    def reset_partition(self, sample=None):
+        self.rows = root_rows(self.codes.shape[0], sample, np.intp)
 
     # -- per-node statistics -------------------------------------------------------------
     def _segment(self, segment):

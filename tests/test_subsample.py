@@ -1,0 +1,227 @@
+"""subsample: each iteration's trees grown on a sample of the rows (stochastic gradient boosting).
+
+A tree grown on a sample must be the tree of those rows alone; every row's score must then move
+by its leaf's vector, sampled or not; the compiled backend must grow the reference's trees; and
+the draws must depend on the seed and the iteration only (threads, continuations).
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from gpuboost import BoostClassifier
+from gpuboost.backends.base import root_rows
+from gpuboost.backends.cpu import CpuBackend
+from gpuboost.backends.numpy import NumpyBackend
+from gpuboost.boosting import boost, row_sample
+from gpuboost.grower import GrowerParams, TreeGrower
+
+from conftest import bins_as_thresholds
+
+TREE_ARRAYS = ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples")
+
+PARAMS = [
+    GrowerParams(max_leaves=6),  # AOSO
+    GrowerParams(max_leaves=5, min_samples_leaf=3, pair_rule="eq32"),
+    GrowerParams(fixed_pair=(1, -1), first_order=True, max_leaves=7),  # MART's tree of class 1
+    GrowerParams(fixed_pair=(2, 0), first_order=True),  # ABC-MART's tree of class 2, base 0
+    GrowerParams(fixed_pair=(0, -1), value_scale=0.5),  # robust LogitBoost's tree
+    GrowerParams(max_leaves=6, min_child_weight=0.5),
+]
+
+
+def problem(seed, n=300, d=4, k=3, n_bins=12, weighted=False):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.2, 2.0, size=n) if weighted else None
+    F = rng.normal(scale=1.5, size=(n, k))
+    return codes, y, w, F, n_bins
+
+
+def test_row_sample_draws_by_seed_and_iteration_alone():
+    assert row_sample(100, 1.0, 7, 3) is None
+    a = row_sample(1000, 0.3, 7, 3)
+    assert a.dtype == np.int64 and len(a) == 300 and np.all(np.diff(a) > 0) and 0 <= a[0] and a[-1] < 1000
+    np.testing.assert_array_equal(a, row_sample(1000, 0.3, 7, 3))
+    assert not np.array_equal(a, row_sample(1000, 0.3, 7, 4))
+    assert not np.array_equal(a, row_sample(1000, 0.3, 8, 3))
+    assert len(row_sample(10, 0.01, 0, 0)) == 1  # at least one row
+    # every row is drawn about as often (a fraction of 0.3 over 400 iterations: 120 +- 9.2)
+    counts = np.bincount(np.concatenate([row_sample(50, 0.3, 1, i) for i in range(400)]), minlength=50)
+    assert counts.min() > 80 and counts.max() < 160
+
+
+def test_root_rows_puts_the_sample_first():
+    np.testing.assert_array_equal(root_rows(6, None, np.int64), np.arange(6))
+    np.testing.assert_array_equal(root_rows(6, np.array([1, 4]), np.int64), [1, 4, 0, 2, 3, 5])
+    for bad in (np.array([3, 1]), np.array([1, 1]), np.array([], np.int64), np.array([0, 6])):
+        with pytest.raises(ValueError, match="row sample"):
+            root_rows(6, bad, np.int64)
+
+
+@pytest.mark.parametrize("params", PARAMS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_tree_on_a_sample_is_the_tree_of_those_rows_alone(params, weighted):
+    codes, y, w, F, n_bins = problem(1, weighted=weighted)
+    sample = row_sample(len(y), 0.6, 3, 0)
+    full = NumpyBackend(codes, y, w, 3, n_bins=n_bins, missing_code=255)
+    full.set_scores(F)
+    alone = NumpyBackend(codes[sample], y[sample], None if w is None else w[sample], 3, n_bins=n_bins,
+                         missing_code=255)
+    alone.set_scores(F[sample])
+    a, seg_a, ids_a = TreeGrower(full, params, bins_as_thresholds, len(y)).grow(sample=sample)
+    b, seg_b, ids_b = TreeGrower(alone, params, bins_as_thresholds, len(sample)).grow()
+    for name in TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_allclose(a.gain, b.gain, rtol=1e-12)
+    np.testing.assert_array_equal(seg_a, seg_b)
+    np.testing.assert_array_equal(full.rows[:len(sample)], sample[alone.rows])  # the same leaves' rows
+    assert a.n_samples[0] == len(sample)
+
+
+@pytest.mark.parametrize("params", PARAMS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_compiled_backend_grows_the_reference_tree_on_a_sample(params, seed):
+    codes, y, w, F, n_bins = problem(seed, n=400, k=4, weighted=seed == 1)
+    sample = row_sample(len(y), 0.5, seed, 5)
+    ref = NumpyBackend(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+    ref.set_scores(F)
+    fast.set_scores(F)
+    a, seg_a, ids_a = TreeGrower(ref, params, bins_as_thresholds, len(y)).grow(sample=sample)
+    b, seg_b, ids_b = fast.grow_tree(params, bins_as_thresholds, sample=sample)
+    for name in TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_array_equal(seg_a, seg_b)
+    np.testing.assert_array_equal(ids_a, ids_b)
+    np.testing.assert_array_equal(ref.rows, fast.rows)
+    # then every row into its leaf: the segments of tree.apply, in row order
+    spread_a, spread_b = ref.spread_leaves(a, ids_a), fast.spread_leaves(b, ids_b)
+    np.testing.assert_array_equal(spread_a, spread_b)
+    np.testing.assert_array_equal(ref.rows, fast.rows)
+    leaf_of_row = b.apply(codes, 255)
+    assert spread_b[0, 0] == 0 and spread_b[-1, 1] == len(y) and np.all(spread_b[1:, 0] == spread_b[:-1, 1])
+    for (start, stop), leaf in zip(spread_b, ids_b):
+        rows = fast.rows[start:stop]
+        assert np.all(leaf_of_row[rows] == leaf) and np.all(np.diff(rows) > 0)
+    # and a full tree after it starts from every row again
+    c, _, _ = fast.grow_tree(params, bins_as_thresholds)
+    d, _, _ = TreeGrower(ref, params, bins_as_thresholds, len(y)).grow()
+    assert c.n_samples[0] == d.n_samples[0] == len(y)
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "abcmart", "robustlogit"])
+def test_boosting_on_samples_is_the_same_on_both_backends(algorithm):
+    codes, y, w, _, n_bins = problem(4, n=500, k=4)
+    results = []
+    for cls in (NumpyBackend, CpuBackend):
+        backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+        results.append(boost(backend, len(y), 4, 8, 0.3, 1e-16, GrowerParams(max_leaves=6), bins_as_thresholds, 255,
+                             algorithm=algorithm, subsample=0.5, seed=11))
+    ref, fast = results
+    assert len(ref.trees) == len(fast.trees) > 0
+    for a, b in zip(ref.trees, fast.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert a.n_samples[0] == 250
+    np.testing.assert_allclose(ref.train_loss, fast.train_loss, rtol=1e-10)
+
+
+def data():
+    X, y = make_classification(900, 8, n_informative=5, n_classes=3, random_state=0)
+    return X[:600], y[:600], X[600:], y[600:]
+
+
+def log_loss_sum(model, X, y):
+    P = model.predict_proba(X)
+    return -np.log(P[np.arange(len(y)), np.searchsorted(model.classes_, y)]).sum()
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "abcrobustlogit", "logitboost"])
+def test_every_row_moves_with_its_leaf(algorithm):
+    """The training loss boosting reports is the loss of the model's own predictions: the rows
+    outside each sample were updated by the leaves they fall in."""
+    X, y, _, _ = data()
+    model = BoostClassifier(algorithm=algorithm, n_estimators=12, subsample=0.4, random_state=3, device="cpu").fit(X, y)
+    assert model.trees_[0].n_samples[0] == 240
+    np.testing.assert_allclose(model.train_loss_[-1], log_loss_sum(model, X, y), rtol=1e-10)
+
+
+def test_multilabel_and_k_logitboost_take_a_sample():
+    X, y, _, _ = data()
+    model = BoostClassifier(algorithm="klogitboost", n_estimators=6, subsample=0.5, random_state=0, device="cpu")
+    assert model.fit(X, y).trees_[0].n_samples[0] == 300
+    Y = np.stack([y == 0, y != 0, X[:, 0] > 0], axis=1).astype(int)  # every row has a label
+    model = BoostClassifier(n_estimators=6, subsample=0.5, random_state=0, device="cpu").fit(X, Y)
+    assert model.trees_[0].n_samples[0] == 300
+    assert model.predict_proba(X).shape == (600, 3)
+
+
+def test_the_model_depends_on_the_seed_not_on_threads():
+    X, y, Xt, _ = data()
+    kw = dict(n_estimators=15, subsample=0.5, device="cpu")
+    one = BoostClassifier(random_state=5, n_jobs=1, **kw).fit(X, y)
+    two = BoostClassifier(random_state=5, n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(one.decision_function(Xt), two.decision_function(Xt))
+    other = BoostClassifier(random_state=6, n_jobs=1, **kw).fit(X, y)
+    assert not np.array_equal(one.decision_function(Xt), other.decision_function(Xt))
+    # random_state None: a seed drawn from NumPy's global generator (a new one each fit)
+    np.random.seed(0)
+    a = BoostClassifier(**kw).fit(X, y).decision_function(Xt)
+    np.random.seed(0)
+    b = BoostClassifier(**kw).fit(X, y).decision_function(Xt)
+    np.testing.assert_array_equal(a, b)
+    # and the full sample is the papers' model, bit for bit
+    full = BoostClassifier(n_estimators=15, subsample=1.0, random_state=5, device="cpu").fit(X, y)
+    default = BoostClassifier(n_estimators=15, device="cpu").fit(X, y)
+    np.testing.assert_array_equal(full.decision_function(Xt), default.decision_function(Xt))
+
+
+def test_a_continuation_draws_the_rows_of_an_uninterrupted_fit(tmp_path):
+    X, y, Xt, _ = data()
+    kw = dict(subsample=0.6, random_state=9, device="cpu", algorithm="mart")
+    whole = BoostClassifier(n_estimators=10, **kw).fit(X, y)
+    part = BoostClassifier(n_estimators=4, warm_start=True, **kw).fit(X, y)
+    part.set_params(n_estimators=10).fit(X, y)
+    np.testing.assert_array_equal(whole.decision_function(Xt), part.decision_function(Xt))
+    # a saved model keeps the parameter, and continues the same way
+    first = BoostClassifier(n_estimators=4, **kw).fit(X, y)
+    first.save_model(tmp_path / "m.json")
+    loaded = BoostClassifier().load_model(tmp_path / "m.json")
+    assert loaded.subsample == 0.6
+    resumed = BoostClassifier(n_estimators=10, **kw).fit(X, y, init_model=loaded)
+    np.testing.assert_array_equal(whole.decision_function(Xt), resumed.decision_function(Xt))
+
+
+def test_an_old_pickle_gets_the_default():
+    model = BoostClassifier(n_estimators=2)
+    state = model.__getstate__()
+    del state["subsample"]
+    old = pickle.loads(pickle.dumps(model))
+    old.__setstate__(state)
+    assert old.subsample == 1.0
+
+
+def test_what_subsample_refuses():
+    X, y, _, _ = data()
+    for bad in (0.0, -0.5, 1.5, float("nan"), "half", True):
+        with pytest.raises(ValueError, match=r"subsample must be a number in \(0, 1\]"):
+            BoostClassifier(subsample=bad, n_estimators=2).fit(X, y)
+    with pytest.raises(ValueError, match="not for adaboostmh"):
+        BoostClassifier(algorithm="adaboostmh", subsample=0.5, n_estimators=2).fit(X, y)
+
+
+def test_subsample_still_learns():
+    """A half sample per iteration: the held-out error stays near the full sample's."""
+    X, y, Xt, yt = data()
+    errors = {}
+    for ss in (1.0, 0.5):
+        model = BoostClassifier(n_estimators=60, subsample=ss, random_state=0, device="cpu").fit(X, y)
+        errors[ss] = np.mean(model.predict(Xt) != yt)
+    assert errors[0.5] <= errors[1.0] + 0.05, errors
