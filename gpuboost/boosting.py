@@ -71,14 +71,19 @@ def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
 
 def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.ndarray | None:
     """The rows iteration ``iteration`` grows its trees on: round(subsample x n_rows) of them (at
-    least one), drawn without replacement from a generator seeded with (seed, iteration), in
-    increasing order; None where subsample is 1 (every row). The draw depends on the iteration
-    and the seed alone, so that a continued fit draws what an uninterrupted one would."""
+    least one), every such subset as likely, in increasing order, by selection sampling over
+    n_rows uniforms of a generator seeded with (seed, iteration); None where subsample is 1
+    (every row). The draw depends on the iteration and the seed alone, so that a continued fit
+    draws what an uninterrupted one would."""
     if subsample >= 1.0:
         return None
+    from .backends._numba_cpu import selection_sample  # (numba: imported where a sample is drawn)
+
     m = max(1, int(round(subsample * n_rows)))
-    rng = np.random.default_rng([int(seed), int(iteration)])
-    return np.sort(rng.choice(n_rows, size=m, replace=False)).astype(np.int64)
+    out = np.empty(m, dtype=np.int64)
+    taken = selection_sample(np.random.default_rng([int(seed), int(iteration)]).random(n_rows), m, out)
+    assert taken == m
+    return out
 
 
 def boost(
@@ -159,7 +164,7 @@ def boost(
             else:
                 tree, leaf_segments, leaf_ids = grower.grow(params, **on)
             if sample is not None:  # the other rows into their leaves too: every row's F changes
-                leaf_segments = backend.spread_leaves(tree, leaf_ids)
+                leaf_segments = backend.spread_leaves(tree, leaf_segments, leaf_ids)
             step = backend.leaf_steps(tree, leaf_ids, learning_rate)  # the leaves' vectors
             if score and len(plan) == 1 and hasattr(backend, "update_and_score"):
                 loss = backend.update_and_score(F, leaf_segments, step)

@@ -50,6 +50,7 @@ def test_row_sample_draws_by_seed_and_iteration_alone():
     assert not np.array_equal(a, row_sample(1000, 0.3, 7, 4))
     assert not np.array_equal(a, row_sample(1000, 0.3, 8, 3))
     assert len(row_sample(10, 0.01, 0, 0)) == 1  # at least one row
+    np.testing.assert_array_equal(row_sample(10, 0.999, 0, 0), np.arange(10))
     # every row is drawn about as often (a fraction of 0.3 over 400 iterations: 120 +- 9.2)
     counts = np.bincount(np.concatenate([row_sample(50, 0.3, 1, i) for i in range(400)]), minlength=50)
     assert counts.min() > 80 and counts.max() < 160
@@ -101,15 +102,19 @@ def test_the_compiled_backend_grows_the_reference_tree_on_a_sample(params, seed)
     np.testing.assert_array_equal(seg_a, seg_b)
     np.testing.assert_array_equal(ids_a, ids_b)
     np.testing.assert_array_equal(ref.rows, fast.rows)
-    # then every row into its leaf: the segments of tree.apply, in row order
-    spread_a, spread_b = ref.spread_leaves(a, ids_a), fast.spread_leaves(b, ids_b)
+    # then every row into its leaf (tree.apply's): its grown rows as they were, then the others
+    grown = [fast.rows[start:stop].copy() for start, stop in seg_b]
+    spread_a, spread_b = ref.spread_leaves(a, seg_a, ids_a), fast.spread_leaves(b, seg_b, ids_b)
     np.testing.assert_array_equal(spread_a, spread_b)
     np.testing.assert_array_equal(ref.rows, fast.rows)
     leaf_of_row = b.apply(codes, 255)
     assert spread_b[0, 0] == 0 and spread_b[-1, 1] == len(y) and np.all(spread_b[1:, 0] == spread_b[:-1, 1])
-    for (start, stop), leaf in zip(spread_b, ids_b):
+    outside = np.setdiff1d(np.arange(len(y)), sample)
+    for (start, stop), leaf, mine in zip(spread_b, ids_b, grown):
         rows = fast.rows[start:stop]
-        assert np.all(leaf_of_row[rows] == leaf) and np.all(np.diff(rows) > 0)
+        assert np.all(leaf_of_row[rows] == leaf)
+        np.testing.assert_array_equal(rows[:len(mine)], mine)
+        np.testing.assert_array_equal(rows[len(mine):], outside[leaf_of_row[outside] == leaf])
     # and a full tree after it starts from every row again
     c, _, _ = fast.grow_tree(params, bins_as_thresholds)
     d, _, _ = TreeGrower(ref, params, bins_as_thresholds, len(y)).grow()

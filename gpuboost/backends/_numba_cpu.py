@@ -3170,6 +3170,61 @@ def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, ou
         out[i] = node
 
 
+@njit(cache=True)
+def spread_rows(rows, n_sampled, seg_start, seg_stop, leaf_ids, codes, feature, bin_, missing_left, left, right,
+                missing_code, scratch, leaf_of, out_segments):
+    """Backend.spread_leaves after a tree grown on rows[:n_sampled] (its leaves' segments
+    seg_start, seg_stop, ids leaf_ids): each leaf's segment becomes its grown rows, in their
+    order, then the other rows (rows[n_sampled:], in their order) that the tree puts in it
+    (apply_tree's walk). Writes the new segments into out_segments (n_leaves, 2); scratch
+    and leaf_of: N entries each."""
+    N = rows.shape[0]
+    n_leaves = leaf_ids.shape[0]
+    index = np.full(feature.shape[0], -1, np.int64)  # a leaf node's index in leaf_ids
+    for j in range(n_leaves):
+        index[leaf_ids[j]] = j
+    counts = np.zeros(n_leaves, np.int64)
+    for q in range(n_sampled, N):
+        i = rows[q]
+        node = 0
+        while feature[node] >= 0:
+            node = _walk_child(node, codes[i, feature[node]], missing_code, bin_, missing_left, left, right)
+        j = index[node]
+        leaf_of[q] = j
+        counts[j] += 1
+    at = 0
+    for j in range(n_leaves):
+        out_segments[j, 0] = at
+        for q in range(seg_start[j], seg_stop[j]):
+            scratch[at] = rows[q]
+            at += 1
+        out_segments[j, 1] = at + counts[j]  # the other rows follow
+        counts[j] = at  # now the next free place of leaf j
+        at = out_segments[j, 1]
+    for q in range(n_sampled, N):
+        j = leaf_of[q]
+        scratch[counts[j]] = rows[q]
+        counts[j] += 1
+    for q in range(N):
+        rows[q] = scratch[q]
+
+
+@njit(cache=True)
+def selection_sample(u, m, out):
+    """m of the len(u) rows, each subset as likely, in increasing order (Knuth's selection
+    sampling, Algorithm S): row i is taken where (rows left) x u[i] < (rows still wanted), for
+    uniforms u in [0, 1)."""
+    n = u.shape[0]
+    taken = 0
+    for i in range(n):
+        if taken == m:
+            break
+        if (n - i) * u[i] < m - taken:
+            out[taken] = i
+            taken += 1
+    return taken
+
+
 #: Trees added to a block of rows before the next block of trees: the block's nodes stay in
 #: cache while every row walks them.
 TREE_BLOCK = 64

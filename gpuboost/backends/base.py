@@ -211,19 +211,27 @@ class Backend(ABC):
         row ids, subsample's rows), those rows first, as the root segment [0, len(sample)),
         then the others."""
 
-    def spread_leaves(self, tree, leaf_ids: np.ndarray) -> np.ndarray:
-        """After a tree was grown on a sample of the rows: put every row into the segment of its
-        leaf in ``tree`` (tree_leaves of the training codes), the leaves in the order of
-        ``leaf_ids`` and each segment's rows in row order, and return the segments, shape
-        (n_leaves, 2), for update_scores."""
-        leaf = self.tree_leaves(tree, self.training_codes(), self.missing_code)
-        order = np.argsort(leaf, kind="stable")
-        counts = np.bincount(leaf, minlength=len(tree.feature))[leaf_ids]
-        if counts.sum() != leaf.shape[0]:
+    def spread_leaves(self, tree, segments: np.ndarray, leaf_ids: np.ndarray) -> np.ndarray:
+        """After ``tree`` was grown on the rows of the root segment [0, m) (reset_partition's
+        sample; ``segments``: its leaves' segments there, ``leaf_ids`` their node ids): put
+        every row into its leaf's segment and return the new segments, shape (n_leaves, 2), for
+        update_scores. Each leaf's segment holds its grown rows, in their order, then the other
+        rows (rows[m:], in their order) that the tree puts in that leaf (tree_leaves).
+        """
+        segments = np.asarray(segments, dtype=np.int64)
+        m = int(segments[:, 1].max()) if len(segments) else 0
+        rest = self.rows[m:]
+        leaf = self.tree_leaves(tree, self.training_codes()[rest], self.missing_code)
+        parts = []
+        for (start, stop), node in zip(segments, leaf_ids):
+            parts += [self.rows[start:stop], rest[leaf == node]]
+        rows = np.concatenate(parts)
+        if rows.shape[0] != self.rows.shape[0]:
             raise RuntimeError("spread_leaves: a row's leaf is not among leaf_ids (a bug)")
-        stops = np.cumsum(counts)
-        self.rows[:] = order  # leaf_ids are in node order, as the sorted leaves: segments in turn
-        return np.stack([stops - counts, stops], axis=1).astype(np.int64)
+        sizes = np.array([len(part) for part in parts]).reshape(-1, 2).sum(axis=1)
+        self.rows[:] = rows
+        stops = np.cumsum(sizes)
+        return np.stack([stops - sizes, stops], axis=1).astype(np.int64)
 
     @abstractmethod
     def select_pairs(self, segments: np.ndarray, rule: str) -> np.ndarray:

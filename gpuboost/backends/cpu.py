@@ -216,6 +216,17 @@ class CpuBackend(Backend):
                 return out
         return super().leaf_steps(tree, leaf_ids, learning_rate)
 
+    def spread_leaves(self, tree, segments, leaf_ids):
+        """Backend.spread_leaves in one compiled pass (kernels.spread_rows: the same rows)."""
+        segments = np.asarray(segments, dtype=np.int64)
+        leaf_ids = np.asarray(leaf_ids, dtype=np.int64)
+        out = np.empty((len(leaf_ids), 2), dtype=np.int64)
+        kernels.spread_rows(self.rows, int(segments[:, 1].max()), np.ascontiguousarray(segments[:, 0]),
+                            np.ascontiguousarray(segments[:, 1]), leaf_ids, self.codes, tree.feature, tree.bin,
+                            tree.missing_left, tree.left, tree.right, self.missing_code, self._scratch, self._leaf_of,
+                            out)
+        return out
+
     def update_scores(self, F, segments, deltas):
         segments = np.asarray(segments, dtype=np.int64)
         kernels.update_scores(F, self.rows, np.ascontiguousarray(segments[:, 0]), np.ascontiguousarray(segments[:, 1]),
