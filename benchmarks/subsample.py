@@ -1,14 +1,17 @@
-"""subsample against the full sample: test errors and fit time of AOSO on the real datasets.
+"""subsample and colsample_bytree against the full sample: test errors and fit times.
 
 Stochastic gradient boosting (Friedman 2002) grows each iteration's trees on a fraction of the
-rows drawn anew each iteration. This script fits ``BoostClassifier`` (AOSO by default, the
-benchmarks' settings: 20 leaves, learning rate 0.1) with each ``--subsample`` value on a
-dataset's standard split, and prints the test errors after a quarter, half and all of the
-iterations, the fewest over the run, and the fit's milliseconds per iteration. Subsampled fits
-are repeated with ``--seeds`` seeds (their spread is part of the answer). One process, fits in
-turn; the machine's noise applies to the times (compare them within a run).
+rows drawn anew each iteration; colsample_bytree lets each tree split on a fraction of the
+features. This script fits ``BoostClassifier`` (AOSO by default, the benchmarks' settings: 20
+leaves, learning rate 0.1) with each ``--subsample`` value (every feature), then each
+``--colsample`` value (every row), on a dataset's standard split, and prints the test errors
+after a quarter, half and all of the iterations, the fewest over the run, and the fit's
+milliseconds per iteration. Subsampled fits are repeated with ``--seeds`` seeds (their spread
+is part of the answer). One process, fits in turn; the machine's noise applies to the times
+(compare them within a run).
 
-    python benchmarks/subsample.py pendigits --iterations 1000 --subsample 1.0 0.7 0.5 --seeds 2
+    python benchmarks/subsample.py pendigits --iterations 1000 --subsample 1.0 0.7 0.5 \
+        --colsample 0.5 --seeds 2
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ def main() -> None:
     parser.add_argument("--algorithm", default="aoso")
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--subsample", type=float, nargs="+", default=[1.0, 0.7, 0.5])
+    parser.add_argument("--colsample", type=float, nargs="*", default=[], help="colsample_bytree values (< 1)")
     parser.add_argument("--seeds", type=int, default=2, help="seeds of each subsampled setting")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", help="write the figures to this JSON file")
@@ -46,21 +50,23 @@ def main() -> None:
         marks = sorted({args.iterations // 4, args.iterations // 2, args.iterations})
         print(f"{name}: {len(ytr)} training rows, {len(yte)} test rows; test errors after "
               f"{', '.join(map(str, marks))} iterations, the fewest (at), fit ms per iteration")
-        for ss in args.subsample:
-            for seed in range(1 if ss >= 1 else args.seeds):
+        settings = [(ss, 1.0) for ss in args.subsample] + [(1.0, cs) for cs in args.colsample]
+        for ss, cs in settings:
+            for seed in range(1 if ss >= 1 and cs >= 1 else args.seeds):
                 model = BoostClassifier(algorithm=args.algorithm, n_estimators=args.iterations, max_leaves=20,
-                                        learning_rate=0.1, subsample=ss, random_state=seed, device="cpu",
-                                        n_jobs=args.threads)
+                                        learning_rate=0.1, subsample=ss, colsample_bytree=cs, random_state=seed,
+                                        device="cpu", n_jobs=args.threads)
                 started = time.perf_counter()
                 model.fit(Xtr, ytr)
                 fit_s = time.perf_counter() - started
                 errors = np.array([int(np.count_nonzero(p != yte)) for p in model.staged_predict(Xte)])
                 best = int(errors.argmin())
-                row = {"dataset": name, "subsample": ss, "seed": seed,
-                       "errors_at": {m: int(errors[m - 1]) for m in marks}, "fewest": int(errors[best]), "fewest_at": best + 1,
-                       "fit_ms_per_iteration": fit_s / len(model.train_loss_) * 1e3}
+                row = {"dataset": name, "subsample": ss, "colsample_bytree": cs, "seed": seed,
+                       "errors_at": {m: int(errors[m - 1]) for m in marks}, "fewest": int(errors[best]),
+                       "fewest_at": best + 1, "fit_ms_per_iteration": fit_s / len(model.train_loss_) * 1e3}
                 out.append(row)
-                print(f"  subsample {ss:<4} seed {seed}: " + "  ".join(f"{errors[m - 1]:5d}" for m in marks)
+                print(f"  subsample {ss:<4} colsample {cs:<4} seed {seed}: "
+                      + "  ".join(f"{errors[m - 1]:5d}" for m in marks)
                       + f"  fewest {row['fewest']} ({row['fewest_at']})  {row['fit_ms_per_iteration']:.2f} ms",
                       flush=True)
     if args.json:

@@ -72,6 +72,7 @@ def check_params(est, algorithms) -> None:
     _check_class_weight(est.class_weight)
     real("min_child_weight", lambda v: 0 <= float(v) < np.inf, "a finite number >= 0")
     real("subsample", lambda v: 0 < v <= 1, "a number in (0, 1]")
+    real("colsample_bytree", lambda v: 0 < v <= 1, "a number in (0, 1]")
     if est.validation_fraction is not None:
         real("validation_fraction", lambda v: 0 < v < 1, "None or a number in (0, 1)")
     if est.callbacks is not None:

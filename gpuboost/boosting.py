@@ -9,14 +9,15 @@ row partition, not by predicting the training set again). Training stops after
 With ``subsample`` < 1 (stochastic gradient boosting, Friedman 2002), each iteration's trees
 are grown on a sample of the rows drawn without replacement (the same rows for all of an
 iteration's trees, ABC's candidates included); every row's F is then updated from the leaf the
-tree puts it in (``Backend.spread_leaves``).
+tree puts it in (``Backend.spread_leaves``). With ``colsample_bytree`` < 1, each tree may split
+on a sample of the features only, drawn anew for each tree.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from .grower import GrowerParams, TreeGrower
 from .losses import multiclass_loss, predicted_class
 from .tree import Tree
 
-__all__ = ["BoostResult", "EvalSet", "boost", "row_sample"]
+__all__ = ["BoostResult", "EvalSet", "boost", "feature_sample", "row_sample"]
 
 
 @dataclass
@@ -69,21 +70,34 @@ def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
     return order[:search]
 
 
-def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.ndarray | None:
-    """The rows iteration ``iteration`` grows its trees on: round(subsample x n_rows) of them (at
-    least one), every such subset as likely, in increasing order, by selection sampling over
-    n_rows uniforms of a generator seeded with (seed, iteration); None where subsample is 1
-    (every row). The draw depends on the iteration and the seed alone, so that a continued fit
-    draws what an uninterrupted one would."""
-    if subsample >= 1.0:
-        return None
+def _sample(n: int, fraction: float, entropy: list[int]) -> np.ndarray:
+    """round(fraction x n) of 0 .. n - 1 (at least one), every such subset as likely, in
+    increasing order: selection sampling over n uniforms of a generator seeded with entropy."""
     from .backends._numba_cpu import selection_sample  # (numba: imported where a sample is drawn)
 
-    m = max(1, int(round(subsample * n_rows)))
+    m = max(1, int(round(fraction * n)))
     out = np.empty(m, dtype=np.int64)
-    taken = selection_sample(np.random.default_rng([int(seed), int(iteration)]).random(n_rows), m, out)
+    taken = selection_sample(np.random.default_rng([int(e) for e in entropy]).random(n), m, out)
     assert taken == m
     return out
+
+
+def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.ndarray | None:
+    """The rows iteration ``iteration`` grows its trees on (_sample's, entropy (seed,
+    iteration)), or None where subsample is 1 (every row). The draw depends on the iteration
+    and the seed alone, so that a continued fit draws what an uninterrupted one would."""
+    return None if subsample >= 1.0 else _sample(n_rows, subsample, [seed, iteration])
+
+
+def feature_sample(n_features: int, colsample: float, seed: int, iteration: int, tree: int) -> np.ndarray | None:
+    """The features the ``tree``-th tree of iteration ``iteration`` may split on, as a mask of
+    n_features booleans (_sample's, entropy (seed, iteration, tree, 1)), or None where colsample
+    is 1 (every feature)."""
+    if colsample >= 1.0:
+        return None
+    mask = np.zeros(n_features, dtype=np.bool_)
+    mask[_sample(n_features, colsample, [seed, iteration, tree, 1])] = True
+    return mask
 
 
 def boost(
@@ -105,6 +119,7 @@ def boost(
     gap: int = 5,
     subsample: float = 1.0,
     seed: int = 0,
+    colsample_bytree: float = 1.0,
 ) -> BoostResult:
     """Run the boosting loop on a backend that holds the training data.
 
@@ -117,7 +132,8 @@ def boost(
     each new iteration with the history so far (lists); it returns True to stop training.
 
     ``subsample`` < 1: each iteration's trees are grown on ``row_sample(n_rows, subsample,
-    seed, iteration)``.
+    seed, iteration)``; ``colsample_bytree`` < 1: the t-th tree of an iteration splits on
+    ``feature_sample(n_features, colsample_bytree, seed, iteration, t)`` only.
 
     Returns the trees and the per-iteration training loss (and loss and errors on each eval
     set, from scores updated iteration by iteration).
@@ -141,10 +157,13 @@ def boost(
             eval_loss[k].append(loss)
             eval_error[k].append(errors)
 
-    if subsample < 1.0 and (getattr(backend, "fused_update", False) or getattr(backend, "keeps_scores", False)):
-        raise ValueError(f"subsample < 1 does not run on the {backend.name} backend yet; use device='cpu'.")
+    if (subsample < 1.0 or colsample_bytree < 1.0) and (getattr(backend, "fused_update", False)
+                                                         or getattr(backend, "keeps_scores", False)):
+        raise ValueError(f"subsample and colsample_bytree < 1 do not run on the {backend.name} backend yet; use "
+                         "device='cpu'.")
+    n_features = backend.codes.shape[1]
 
-    def grow_iteration(F: np.ndarray, plan: list[GrowerParams], score: bool = False, sample=None):
+    def grow_iteration(F: np.ndarray, plan: list[GrowerParams], iteration: int, score: bool = False, sample=None):
         """Grow the trees of one iteration from the current p (on the rows ``sample``, or all),
         adding each to F in place.
 
@@ -154,7 +173,10 @@ def boost(
         grown = []
         loss = None
         on = {} if sample is None else {"sample": sample}
-        for params in plan:
+        for t, params in enumerate(plan):
+            features = feature_sample(n_features, colsample_bytree, seed, iteration, t)
+            if features is not None:
+                params = replace(params, features=features)
             if getattr(backend, "fused_update", False) and len(plan) == 1:
                 # the device grows the tree, adds it to its F and computes the next p and loss
                 grown.append(backend.grow_tree(params, bin_edge, learning_rate=learning_rate)[0])
@@ -202,7 +224,7 @@ def boost(
             for candidate in _class_order(backend.class_losses(), search):
                 F_trial = F.copy()
                 grown, _ = grow_iteration(F_trial, iteration_plan(algorithm, n_classes, grower_params, candidate),
-                                          sample=sample)
+                                          iteration, sample=sample)
                 trial_loss = backend.set_scores(F_trial)
                 if best is None or trial_loss < best[0]:
                     best = (trial_loss, candidate, F_trial, grown)
@@ -212,8 +234,8 @@ def boost(
             trial_trees -= len(grown)  # the kept ones are no trial
             backend.set_scores(F)
         else:
-            grown, loss = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base), score=True,
-                                         sample=sample)
+            grown, loss = grow_iteration(F, iteration_plan(algorithm, n_classes, grower_params, base), iteration,
+                                         score=True, sample=sample)
             if loss is None:
                 loss = rescore(F)  # the next iteration's probabilities, and this loss
         if not np.isfinite(loss):  # (K-LogitBoost's unnormalised link, exp(F - 1), can overflow)

@@ -20,7 +20,7 @@ too, else one made for the purpose).
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -52,6 +52,8 @@ class GrowerParams:
     vector: bool = False  # K-LogitBoost: every node has K values, the gain sums over classes
     edge: bool = False  # with vector: AdaBoost.MH's Hamming tree (edge gain, alpha x vote vectors)
     factorized: bool = False  # with edge and 2 leaves: AdaBoost.MH's stump, the sides vote v and -v
+    # the features the tree may split on (n_features booleans; colsample_bytree's), or None: all
+    features: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -104,12 +106,12 @@ class TreeGrower:
         rest = [j for j, ok in enumerate(splittable) if not ok]
         if grow and self.params.vector:
             hists = self._vector_histograms(nodes, segments, grow, parent)
-            found = (self.backend.find_vector_splits(hists, self.params.min_samples_leaf, factorized=True)
-                     if self.params.factorized else
-                     self.backend.find_vector_splits(hists, self.params.min_samples_leaf))
+            found = self.backend.find_vector_splits(hists, self.params.min_samples_leaf,
+                                                    factorized=self.params.factorized, features=self.params.features)
         elif grow:
             hists = self._histograms(nodes, segments, pairs, grow, parent)
-            found = self.backend.find_splits(hists, self.params.min_samples_leaf, self.params.min_child_weight)
+            found = self.backend.find_splits(hists, self.params.min_samples_leaf, self.params.min_child_weight,
+                                             features=self.params.features)
         for k, j in enumerate(grow):
             nodes[j].hist = hists[k]
         if parent is not None:

@@ -110,9 +110,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
         every sum runs in the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
-        Draws the rows that ``validation_fraction`` holds out and ``subsample``'s rows (an int:
-        the same rows at every fit). Nothing else is random: with neither of them the model does
-        not depend on it.
+        Draws the rows that ``validation_fraction`` holds out, ``subsample``'s rows and
+        ``colsample_bytree``'s features (an int: the same draws at every fit). Nothing else is
+        random: with none of them the model does not depend on it.
     verbose : int, default=0
         Show progress: a tqdm progress bar with the training loss and the first eval set's
         loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
@@ -167,6 +167,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         setting: every row. With an int ``random_state`` the model does not depend on
         ``n_jobs``, and a continuation draws the rows an uninterrupted fit would. Not for
         AdaBoost.MH (its weights sum to 1 over every row), and trained on the CPU only in this
+        version ("auto" picks the CPU where it is < 1).
+    colsample_bytree : float in (0, 1], default=1.0
+        The fraction of the features each tree may split on: round(colsample_bytree x
+        n_features) of them (at least one), drawn anew for each tree with ``random_state``
+        (XGBoost's ``colsample_bytree``, LightGBM's ``feature_fraction``). 1.0, the papers':
+        every feature. Every algorithm takes it; the draws, like subsample's, depend on the
+        seed, the iteration and the tree's place in it alone. Trained on the CPU only in this
         version ("auto" picks the CPU where it is < 1).
     validation_fraction : float in (0, 1) or None, default=None
         Hold out this fraction of the training rows as an eval set, for early stopping without
@@ -245,6 +252,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         validation_fraction: float | None = None,
         min_child_weight: float = 0.0,
         subsample: float = 1.0,
+        colsample_bytree: float = 1.0,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -268,11 +276,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.min_child_weight = min_child_weight
         self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
 
     def __setstate__(self, state):
         # an estimator pickled by a version without these parameters: their defaults
         state = {"class_weight": None, "validation_fraction": None, "min_child_weight": 0.0, "subsample": 1.0,
-                 **state}
+                 "colsample_bytree": 1.0, **state}
         super().__setstate__(state)
 
     # -- checks ------------------------------------------------------------------------
@@ -355,7 +364,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
                 and sample_weight is None and self.class_weight is None and not self.min_child_weight > 0
-                and not self.subsample < 1 and getattr(y, "ndim", 1) == 1)
+                and not self.subsample < 1 and not self.colsample_bytree < 1 and getattr(y, "ndim", 1) == 1)
 
     def _fit(self, X, y, sample_weight, eval_set, init_model, eval_sample_weight=None):
         self._check_params()
@@ -455,6 +464,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             if self.device == "cuda":
                 raise ValueError("subsample < 1 runs on the CPU in this version (the CUDA backend grows every tree "
                                  "on every row); use device='cpu' or 'auto'.")
+            device = "cpu"
+        if device == "cuda" and self.colsample_bytree < 1:
+            if self.device == "cuda":
+                raise ValueError("colsample_bytree < 1 runs on the CPU in this version (the CUDA split kernel "
+                                 "searches every feature); use device='cpu' or 'auto'.")
             device = "cpu"
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
@@ -558,7 +572,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             search=self.search,
             gap=self.gap,
             subsample=float(self.subsample),
-            seed=self._subsample_seed(),
+            seed=self._sampling_seed(),
+            colsample_bytree=float(self.colsample_bytree),
         )
         n_before = 0 if init is None else len(init.train_loss_)
         if len(result.train_loss) == n_before < self.n_estimators:
@@ -775,10 +790,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         return EvalSet(self._bin_mapper.transform(X, self._n_threads()), np.argmax(Y, axis=1), evaluate=evaluate)
 
-    def _subsample_seed(self) -> int:
-        """The seed of subsample's row draws (boosting.row_sample): an int random_state itself,
-        else drawn from it (None: NumPy's global generator, as scikit-learn's estimators do)."""
-        if self.subsample >= 1:
+    def _sampling_seed(self) -> int:
+        """The seed of subsample's and colsample_bytree's draws (boosting.row_sample and
+        feature_sample): an int random_state itself, else drawn from it (None: NumPy's global
+        generator, as scikit-learn's estimators do)."""
+        if self.subsample >= 1 and self.colsample_bytree >= 1:
             return 0
         if isinstance(self.random_state, numbers.Integral):
             return int(self.random_state)

@@ -12,7 +12,7 @@ Node ``j`` of a tree is described by the j-th entry of each array; node 0 is the
                      tree of class r (MART, robust LogitBoost), s = -2 original LogitBoost's
     value[j]         the node's Newton step t of eq (27), clipped; the node vector is
                      +t at r, -t at s, 0 elsewhere (eq 29), so a pair's vector sums to 0
-    n_samples[j]     training rows in the node
+    n_samples[j]     training rows in the node (of its iteration's rows, with subsample < 1)
     gain[j]          the gain of eq (30) of the node's split (0 for a leaf)
     vector[j]        K-LogitBoost and AdaBoost.MH only (pair (0, -3)): the node's K values, one
                      per class

@@ -195,17 +195,20 @@ def test_best_split_is_the_references_on_hard_histograms(n_codes):
         mcw = [0.0, 0.2 * h[0].sum(), 1e-9][trial % 3]
         # whole, and as two halves (the halved histogram of a node: best_split adds them)
         first = np.round(hist * rng.uniform(0.0, 1.0, size=hist.shape), 3)
+        # colsample_bytree's feature mask: every feature, or a random part of them (feature 0,
+        # whose bins give the totals, among the left-out ones too)
+        allowed = np.ones(d, bool) if trial % 3 == 0 else rng.random(d) < 0.5
         for parts in ((hist,), (first, hist - first)):
             total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
-            want = best_splits(total[None], total[None, 0].sum(axis=1), msl, min_child_weight=mcw)
+            want = best_splits(total[None], total[None, 0].sum(axis=1), msl, min_child_weight=mcw, features=allowed)
             for lanes in (3, kernels.LANES):  # grow_tree's layout: a fourth channel, 0
                 h = [np.zeros(hist.shape[:2] + (lanes,)) for _ in parts]
                 for a, part in zip(h, parts):
                     a[..., :3] = part
                 sums = np.empty(3)
                 scratch = (np.empty((n_codes, 3)), np.empty((n_codes, 3)), np.empty(2 * d * n_codes))
-                gain, f, b, missing_left = kernels.best_split(h[0], h[-1], len(parts) == 2, msl, mcw, sums,
-                                                              *scratch)
+                gain, f, b, missing_left = kernels.best_split(h[0], h[-1], len(parts) == 2, msl, mcw, allowed,
+                                                              sums, *scratch)
                 assert gain == want.gain[0] or (np.isinf(gain) and np.isinf(want.gain[0]))
                 np.testing.assert_array_equal(sums, want.sums[0])
                 if np.isfinite(want.gain[0]):
@@ -1181,15 +1184,20 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a[:, 0].sum(axis=1)[:, -1], segments[:, 1] - segments[:, 0])  # counts
     for factorized in ((False, True) if link == "exp" else (False,)):
-        for min_samples_leaf in (1, 40):
-            want = ref.find_vector_splits(a, min_samples_leaf, factorized)
-            got = fast.find_vector_splits(b, min_samples_leaf, factorized)
-            np.testing.assert_array_equal(want.gain, got.gain)
-            np.testing.assert_array_equal(want.sums, got.sums)
-            found = np.isfinite(want.gain)
-            assert found[:3].all() and not found[3:].any()
-            for name in ("feature", "bin", "missing_left"):
-                np.testing.assert_array_equal(getattr(want, name)[found], getattr(got, name)[found])
+        # colsample_bytree's feature masks: all features, a few (feature 0 left out), one
+        for features in (None, np.array([0, 1, 0, 1, 1, 0, 1], bool), np.eye(d, dtype=bool)[6]):
+            for min_samples_leaf in (1, 40):
+                want = ref.find_vector_splits(a, min_samples_leaf, factorized, features=features)
+                got = fast.find_vector_splits(b, min_samples_leaf, factorized, features=features)
+                np.testing.assert_array_equal(want.gain, got.gain)
+                np.testing.assert_array_equal(want.sums, got.sums)
+                found = np.isfinite(want.gain)
+                if features is not None:
+                    assert np.all(features[want.feature[found]])
+                else:
+                    assert found[:3].all() and not found[3:].any()
+                for name in ("feature", "bin", "missing_left"):
+                    np.testing.assert_array_equal(getattr(want, name)[found], getattr(got, name)[found])
     leaves = np.array([[0, 233], [233, 600], [600, n]])
     deltas = rng.normal(size=(3, k))
     deltas[1, 0] = 0.0
@@ -1641,7 +1649,7 @@ def test_a_node_whose_sums_broke_down_is_not_split():
     lanes = np.zeros((2, n_codes, kernels.LANES))
     lanes[..., :3] = hist
     with np.errstate(all="ignore"):
-        gain = kernels.best_split(lanes, lanes, False, 1, 0.0, np.empty(3), np.empty((n_codes, 3)),
+        gain = kernels.best_split(lanes, lanes, False, 1, 0.0, np.ones(2, bool), np.empty(3), np.empty((n_codes, 3)),
                                   np.empty((n_codes, 3)), np.empty(2 * 2 * n_codes))[0]
     assert reference.gain[0] == gain == -np.inf
 

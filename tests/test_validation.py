@@ -75,6 +75,7 @@ CASES = {
     "min_child_weight < 0": lambda: small(min_child_weight=-1.0).fit(X, y),
     "subsample not in (0, 1]": lambda: small(subsample=0.0).fit(X, y),
     "subsample < 1 for AdaBoost.MH": lambda: small(algorithm="adaboostmh", subsample=0.5).fit(X, y),
+    "colsample_bytree not in (0, 1]": lambda: small(colsample_bytree=1.5).fit(X, y),
     "validation_fraction not in (0, 1)": lambda: small(validation_fraction=1.5).fit(X, y),
     "validation_fraction holding out no row": lambda: small(validation_fraction=0.01).fit(X, y),
     "early_stopping_rounds without eval_set or validation_fraction": lambda: small(early_stopping_rounds=3).fit(X, y),

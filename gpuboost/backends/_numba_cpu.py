@@ -1526,11 +1526,12 @@ def _bin(hist, second, halved, f, b, c):
 
 
 @njit(cache=True)
-def best_split(hist, second, halved, min_samples_leaf, min_child_weight, sums, prefix, suffix, cand_gain):
+def best_split(hist, second, halved, min_samples_leaf, min_child_weight, allowed, sums, prefix, suffix, cand_gain):
     """Best split of one node by eq (30), as backends.numpy.best_splits does it. Its histogram
     is hist, or hist + second (the halves', added here bin by bin) where halved. A candidate
     whose side holds fewer than min_samples_leaf rows, or (min_child_weight > 0) a Hessian sum
-    below min_child_weight, is no candidate.
+    below min_child_weight, is no candidate; so are the features f where allowed[f] is False
+    (colsample_bytree's).
 
     Fills sums (the node totals, from feature 0's bins). prefix / suffix are scratch arrays of
     shape (n_codes, 3); cand_gain (float64) of length >= 2 D (n_codes - 1). Returns (gain,
@@ -1568,6 +1569,10 @@ def best_split(hist, second, halved, min_samples_leaf, min_child_weight, sums, p
     live = np.empty(D, np.int64)  # each feature's value bins up to its last that holds a row
     top = -np.inf
     for f in range(D):
+        if not allowed[f]:  # not among the tree's features: no candidate
+            live[f] = 0
+            feature_top[f] = -np.inf
+            continue
         nf = nb
         while nf > 0 and _bin(hist, second, halved, f, nf - 1, COUNT) == 0.0:
             nf -= 1
@@ -2070,11 +2075,11 @@ def _choose_pair(node, sums_state, rows, start, stop, p, pct, top, y, w, weighte
 
 
 @njit(cache=True)
-def _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature, bin_,
-                missing_left, prefix, suffix, cand_gain):
+def _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, allowed, sums, split_gain,
+                feature, bin_, missing_left, prefix, suffix, cand_gain):
     """The node's best split from its histogram hist[slot] (halved: hist[slot] + second[slot]),
     and its sums, kept if its gain is > 0."""
-    g, f, bb, ml = best_split(hist[slot], second[slot], halved, min_samples_leaf, min_child_weight, sums[node],
+    g, f, bb, ml = best_split(hist[slot], second[slot], halved, min_samples_leaf, min_child_weight, allowed, sums[node],
                               prefix[slot], suffix[slot], cand_gain[slot])
     if g > 0.0:
         split_gain[node] = g
@@ -2085,9 +2090,9 @@ def _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_we
 
 @njit(cache=True)
 def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct, top,
-                   y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, min_child_weight, pair,
-                   sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
-                   n_threads, derive, small_slot, small_node, reuse, pp_r, pp_s, parent_hist):
+                   y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf, min_child_weight,
+                   allowed, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist, second, prefix,
+                   suffix, cand_gain, n_threads, derive, small_slot, small_node, reuse, pp_r, pp_s, parent_hist):
     """One node of a batch: its pair, then its histogram (by halves or feature blocks on
     n_threads threads where it is large enough) and best split, or only its sums if it cannot
     be split; with the batch slot's scratch arrays.
@@ -2115,8 +2120,8 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
             halved = _node_histogram_threads(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells,
                                              p, pct, top, y, w, weighted, first_order, hist[slot], second[slot],
                                              n_threads)
-        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature,
-                    bin_, missing_left, prefix, suffix, cand_gain)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, allowed, sums, split_gain,
+                    feature, bin_, missing_left, prefix, suffix, cand_gain)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -2124,8 +2129,8 @@ def _evaluate_node(slot, node, can_grow, sums_state, rows, start, stop, codes, w
 @njit(cache=True)
 def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, codes, wide, sparse, cells, p, pct,
                          top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf,
-                         min_child_weight, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
-                         second, prefix, suffix, cand_gain, derive, small_node, pp_r, pp_s, parent_hist):
+                         min_child_weight, allowed, pair, sums, split_gain, feature, bin_, missing_left, node_stats,
+                         hist, second, prefix, suffix, cand_gain, derive, small_node, pp_r, pp_s, parent_hist):
     """_evaluate_node on one thread, for a parallel region: it calls no parallel kernel, which
     keeps the region's compilation short (a parallel kernel compiled inside a region cost
     seconds at the first fit). A derived histogram's smaller child is summed here (the other
@@ -2143,8 +2148,8 @@ def _evaluate_node_alone(slot, node, can_grow, sums_state, rows, start, stop, co
         else:
             halved = _node_histogram(rows, lo, hi, pair[node, 0], pair[node, 1], codes, wide, sparse, cells, p, pct,
                                      top, y, w, weighted, first_order, hist[slot], second[slot])
-        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature,
-                    bin_, missing_left, prefix, suffix, cand_gain)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, allowed, sums, split_gain,
+                    feature, bin_, missing_left, prefix, suffix, cand_gain)
     else:
         node_sums(rows, lo, hi, pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -2231,8 +2236,8 @@ def _sibling_halves(thread, batch, grows, rows, start, stop, pair, codes, wide, 
 
 @njit(cache=True)
 def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                   min_child_weight, sums, split_gain, feature, bin_, missing_left, hist, second, prefix, suffix,
-                   cand_gain, plan, parent_hist):
+                   min_child_weight, allowed, sums, split_gain, feature, bin_, missing_left, hist, second, prefix,
+                   suffix, cand_gain, plan, parent_hist):
     """A child's best split (of the sum of its halves, after _sibling_halves, where it has
     _hist_halves_rows rows or more; of its derived histogram, made here, where plan derives
     it) or, if it does not grow, its sums."""
@@ -2245,8 +2250,8 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
             small_halved = stop[small] - start[small] >= _hist_halves_rows(hist.shape[2])
             _derive_histogram(parent_hist, hist[src], second[src], small_halved, hist[slot])
             halved = False
-        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, sums, split_gain, feature,
-                    bin_, missing_left, prefix, suffix, cand_gain)
+        _keep_split(slot, node, hist, second, halved, min_samples_leaf, min_child_weight, allowed, sums, split_gain,
+                    feature, bin_, missing_left, prefix, suffix, cand_gain)
     else:
         node_sums(rows, start[node], stop[node], pair[node, 0], pair[node, 1], p, pct, top, y, w, weighted, sums[node])
 
@@ -2254,7 +2259,7 @@ def _sibling_split(slot, batch, grows, rows, start, stop, pair, p, pct, top, y, 
 @njit(cache=True, parallel=True)
 def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse, cells,
                        p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order, min_samples_leaf,
-                       min_child_weight, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
+                       min_child_weight, allowed, pair, sums, split_gain, feature, bin_, missing_left, node_stats, hist,
                        second, prefix, suffix, cand_gain, n_slots, pair_r, cross, plan, parent_hist, bar, halves):
     """A split's two children on two threads, one stage: WHOLE, a child a thread, all its passes;
     PAIRS, a child's pair a thread; HALVES, the histograms, the large children's halves a thread
@@ -2279,7 +2284,7 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
         elif stage == WHOLE:
             _evaluate_node_alone(t, batch[t], can_grow, sums_state[t], rows, start, stop, codes, wide, sparse, cells,
                                  p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                                 min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                                 min_samples_leaf, min_child_weight, allowed, pair, sums, split_gain, feature, bin_,
                                  missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
                                  t == plan[DERIVED_SLOT], batch[1 - t], plan[PARENT_R], plan[PARENT_S], parent_hist)
         elif stage == PAIRS:
@@ -2318,12 +2323,12 @@ def _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, s
                             w, weighted, first_order, hist, second, plan)
             _barrier(bar)
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                           min_child_weight, sums, split_gain, feature, bin_, missing_left, hist, second, prefix,
-                           suffix, cand_gain, plan, parent_hist)
+                           min_child_weight, allowed, sums, split_gain, feature, bin_, missing_left, hist, second,
+                           prefix, suffix, cand_gain, plan, parent_hist)
         else:
             _sibling_split(t, batch, grows, rows, start, stop, pair, p, pct, top, y, w, weighted, min_samples_leaf,
-                           min_child_weight, sums, split_gain, feature, bin_, missing_left, hist, second, prefix,
-                           suffix, cand_gain, plan, parent_hist)
+                           min_child_weight, allowed, sums, split_gain, feature, bin_, missing_left, hist, second,
+                           prefix, suffix, cand_gain, plan, parent_hist)
 
 
 @njit(cache=True)
@@ -2431,14 +2436,15 @@ def _settle_plan(plan, batch, grows, pair):
 
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-              min_samples_leaf, min_child_weight, rule_eq32, n_threads, fixed_r, fixed_s, first_order,
+              min_samples_leaf, min_child_weight, allowed, rule_eq32, n_threads, fixed_r, fixed_s, first_order,
               derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait, n_root):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
     default code) rows, cells: their codes other than the defaults; see _histogram_block and
     CpuBackend). columns, of shape (D, N), is the codes' feature-major copy (the partition
-    reads it), or of shape (0, N) where it was not made.
+    reads it), or of shape (0, N) where it was not made. allowed (D booleans): the features the
+    tree may split on (colsample_bytree's; best_split).
 
     fixed_r < 0: every node picks its pair (AOSO); else the tree's pair is (fixed_r, fixed_s).
     p, pct, top as CpuBackend.set_scores leaves them. derive_histograms: a split's larger child
@@ -2577,9 +2583,9 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             if pair_r[0] >= 0 or (n_batch == 2 and pair_r[1] >= 0):  # (else none needs cross sums)
                 _siblings_parallel(CROSS, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
                                    sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                                   first_order, min_samples_leaf, min_child_weight, pair, sums, split_gain, feature,
-                                   bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain, n_batch,
-                                   pair_r, cross, plan, parent_hist, bar, halves)
+                                   first_order, min_samples_leaf, min_child_weight, allowed, pair, sums, split_gain,
+                                   feature, bin_, missing_left, node_stats, hist, second, prefix, suffix, cand_gain,
+                                   n_batch, pair_r, cross, plan, parent_hist, bar, halves)
             _pairs_s(n_batch, batch, sums_state, rows, start, stop, p, pct, top, y, w, weighted, rule_eq32, node_stats,
                      pair, pair_r, cross)
         if siblings_parallel and largest >= _hist_halves_rows(n_codes):
@@ -2591,7 +2597,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                 stages = BATCH if fixed_r < 0 else LARGE
                 _siblings_parallel(stages, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                    cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                                   min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                                   min_samples_leaf, min_child_weight, allowed, pair, sums, split_gain, feature, bin_,
                                    missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO, pair_r,
                                    cross, plan, parent_hist, bar, halves)
             else:
@@ -2602,13 +2608,13 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                         _settle_plan(plan, batch, grows, pair)
                     _siblings_parallel(stage, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide,
                                        sparse, cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s,
-                                       first_order, min_samples_leaf, min_child_weight, pair, sums, split_gain,
+                                       first_order, min_samples_leaf, min_child_weight, allowed, pair, sums, split_gain,
                                        feature, bin_, missing_left, node_stats, hist, second, prefix, suffix,
                                        cand_gain, ZERO, pair_r, cross, plan, parent_hist, bar, halves)
         elif siblings_parallel:
             _siblings_parallel(WHOLE, batch, can_grow, grows, sums_state, rows, start, stop, codes, wide, sparse,
                                cells, p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                               min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                               min_samples_leaf, min_child_weight, allowed, pair, sums, split_gain, feature, bin_,
                                missing_left, node_stats, hist, second, prefix, suffix, cand_gain, ZERO, pair_r, cross,
                                plan, parent_hist, bar, halves)
         else:
@@ -2618,7 +2624,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
                     plan[REUSE] = grows[1 - b] and _is_pair(pair, batch[1 - b], plan[PARENT_R], plan[PARENT_S])
                 _evaluate_node(b, batch[b], can_grow, sums_state[b], rows, start, stop, codes, wide, sparse, cells,
                                p, pct, top, y, w, weighted, rule_eq32, fixed_r, fixed_s, first_order,
-                               min_samples_leaf, min_child_weight, pair, sums, split_gain, feature, bin_,
+                               min_samples_leaf, min_child_weight, allowed, pair, sums, split_gain, feature, bin_,
                                missing_left, node_stats, hist, second, prefix, suffix, cand_gain, n_threads,
                                b == plan[DERIVED_SLOT], 1 - b, batch[1 - b], plan[REUSE] == 1, plan[PARENT_R],
                                plan[PARENT_S], parent_hist)
@@ -3031,9 +3037,9 @@ def _vector_gain(mode, L, R, K, parent, node_terms, terms):
 
 @njit(cache=True)
 def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, K, parent, node_terms, prefix, suffix, cand_gain,
-                       cand_at, m):
-    """vector_best_split's candidates of the features f_lo..f_hi - 1, stored from cand_gain[m]
-    on. Returns (the end of the stored candidates, their largest gain)."""
+                       cand_at, m, allowed):
+    """vector_best_split's candidates of the features f_lo..f_hi - 1 that are allowed, stored
+    from cand_gain[m] on. Returns (the end of the stored candidates, their largest gain)."""
     nb = hist.shape[1] - 1
     C = hist.shape[2]
     terms = np.empty(K)
@@ -3042,6 +3048,8 @@ def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, K, parent, node
     acc = np.empty(C)
     top = -np.inf
     for f in range(f_lo, f_hi):
+        if not allowed[f]:
+            continue
         # prefix[b] = bins 0..b, suffix[b] = bins b + 1..nb - 1, each channel summed in bin
         # order (the reference's cumulative sums), row by row
         for c in range(C):
@@ -3089,7 +3097,7 @@ def _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, K, parent, node
 
 
 @njit(cache=True, parallel=True)
-def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_gain, cand_at, n_blocks):
+def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_gain, cand_at, n_blocks, allowed):
     """Best split of one node from its vector histogram (channels: K-LogitBoost's g_0..g_K-1,
     h_0..h_K-1, count; AdaBoost.MH's K edges, count), as backends.numpy.best_splits does it
     with the gain function ``mode`` names; best_split's candidate order, tie rule and
@@ -3100,7 +3108,8 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
     order); then the largest gain, and the first candidate in that order within SPLIT_TIE of it:
     the blocks change nothing in the result. prefix, suffix: scratch of shape (n_blocks,
     n_codes, C); cand_gain (float64) and cand_at (int64) of length >= 2 D (n_codes - 1).
-    Returns (gain, feature, bin, missing_left); gain -inf when no split.
+    Returns (gain, feature, bin, missing_left); gain -inf when no split. Only the features f
+    where allowed[f] (colsample_bytree's) have candidates.
     """
     D, W, C = hist.shape
     nb = W - 1
@@ -3128,7 +3137,7 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
         f_hi = (block + 1) * D // n_blocks
         ends[block], tops[block] = _vector_candidates(hist, f_lo, f_hi, min_samples_leaf, mode, K, parent,
                                                       node_terms, prefix[block], suffix[block], cand_gain, cand_at,
-                                                      2 * f_lo * nb)
+                                                      2 * f_lo * nb, allowed)
     top = -np.inf
     for block in range(n_blocks):
         if tops[block] > top:

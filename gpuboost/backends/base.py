@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT", "HALVES_ROWS", "hist_halves_rows",
-           "root_rows", "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram", "histograms_derivable",
-           "DERIVE_MAX_BYTES"]
+           "all_features", "root_rows", "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram",
+           "histograms_derivable", "DERIVE_MAX_BYTES"]
 
 #: The channels of a histogram and of node sums.
 GRAD, HESS, COUNT = 0, 1, 2
@@ -254,10 +254,11 @@ class Backend(ABC):
         """
 
     @abstractmethod
-    def find_splits(self, hists: np.ndarray, min_samples_leaf: int, min_child_weight: float = 0.0) -> SplitBatch:
+    def find_splits(self, hists: np.ndarray, min_samples_leaf: int, min_child_weight: float = 0.0,
+                    features: np.ndarray | None = None) -> SplitBatch:
         """Best split of each node by eq (30); ties to the lowest feature, then bin. A side with
         fewer than min_samples_leaf rows, or a HESS sum below min_child_weight (> 0), is no
-        candidate."""
+        candidate; with ``features`` (n_features booleans), only those features are."""
 
     @abstractmethod
     def partition(self, segment: tuple[int, int], feature: int, bin: int, missing_left: bool) -> int:
@@ -288,6 +289,17 @@ class Backend(ABC):
     @abstractmethod
     def update_scores(self, F: np.ndarray, segments: np.ndarray, deltas: np.ndarray) -> None:
         """``F[rows of leaf j] += deltas[j]`` for each leaf segment; deltas (n_leaves, n_classes)."""
+
+
+def all_features(n_features: int, features) -> np.ndarray:
+    """The split search's feature mask: ``features`` (n_features booleans, colsample_bytree's)
+    as a contiguous bool array, or every feature where it is None."""
+    if features is None:
+        return np.ones(n_features, dtype=np.bool_)
+    features = np.ascontiguousarray(features, dtype=np.bool_)
+    if features.shape != (n_features,):
+        raise ValueError(f"a feature mask must have one entry per feature ({n_features}), got shape {features.shape}")
+    return features
 
 
 def root_rows(n_rows: int, sample, dtype) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 from ..grower import split_thresholds
 from ..tree import Tree
 from . import _numba_cpu as kernels
-from .base import COUNT, N_CHANNELS, Backend, SplitBatch, label_losses, root_rows, sparse_features
+from .base import COUNT, N_CHANNELS, Backend, SplitBatch, all_features, label_losses, root_rows, sparse_features
 from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -188,7 +188,8 @@ class CpuBackend(Backend):
                                    self._gh, self.n_threads)
         return hists
 
-    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0):
+    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0, features=None):
+        allowed = all_features(hists.shape[1], features)
         n = hists.shape[0]
         out = SplitBatch(gain=np.empty(n), feature=np.empty(n, np.int64), bin=np.empty(n, np.int64),
                          missing_left=np.empty(n, bool), sums=np.empty((n, N_CHANNELS)))
@@ -196,8 +197,8 @@ class CpuBackend(Backend):
         cand_gain = np.empty(2 * hists.shape[1] * self.n_codes)
         for j in range(n):
             hist = np.ascontiguousarray(hists[j])
-            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), float(min_child_weight), out.sums[j],
-                                       prefix, suffix, cand_gain)
+            found = kernels.best_split(hist, hist, False, int(min_samples_leaf), float(min_child_weight), allowed,
+                                       out.sums[j], prefix, suffix, cand_gain)
             out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 
@@ -275,7 +276,7 @@ class CpuBackend(Backend):
                 self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
                 self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), float(params.min_child_weight),
-                params.pair_rule == "eq32", self.n_threads,
+                all_features(self.codes.shape[1], params.features), params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
@@ -475,8 +476,9 @@ class CpuVectorBackend(NumpyBackend):
                                               max(1, min(self.n_threads, len(self.wide))))
         return hists
 
-    def find_vector_splits(self, hists, min_samples_leaf, factorized=False):
+    def find_vector_splits(self, hists, min_samples_leaf, factorized=False, features=None):
         """The reference's best splits by its vector gains, compiled (vector_best_split)."""
+        allowed = all_features(hists.shape[1], features)
         if self.link == "exp":
             mode = kernels.STUMP_GAIN if factorized else kernels.EDGE_GAIN
         else:
@@ -491,7 +493,7 @@ class CpuVectorBackend(NumpyBackend):
         with _threads(self.n_threads):
             for j in range(n):
                 found = kernels.vector_best_split(np.ascontiguousarray(hists[j]), int(min_samples_leaf), mode,
-                                                  out.sums[j], prefix, suffix, cand_gain, cand_at, n_blocks)
+                                                  out.sums[j], prefix, suffix, cand_gain, cand_at, n_blocks, allowed)
                 out.gain[j], out.feature[j], out.bin[j], out.missing_left[j] = found
         return out
 

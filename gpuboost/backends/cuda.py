@@ -195,11 +195,13 @@ def _out_of_memory(exc, needed: int):
     return gpu_memory_error(needed)
 
 
-def _no_min_child_weight(min_child_weight) -> None:
-    """The CUDA kernels' split search has no minimum Hessian per child yet (the estimator trains
-    such models on the CPU)."""
+def _no_min_child_weight(min_child_weight, features=None) -> None:
+    """The CUDA kernels' split search has no minimum Hessian per child and no feature mask yet
+    (the estimator trains such models on the CPU)."""
     if min_child_weight > 0:
         raise ValueError("min_child_weight > 0 is not in the CUDA kernels yet; train with device='cpu'.")
+    if features is not None:
+        raise ValueError("colsample_bytree < 1 is not in the CUDA kernels yet; train with device='cpu'.")
 
 
 class CudaBackend(Backend):
@@ -508,7 +510,7 @@ class CudaBackend(Backend):
         loss, which the next ``rescore()`` returns without another pass: a tree then costs one
         launch and one read of the node table and the loss.
         """
-        _no_min_child_weight(params.min_child_weight)
+        _no_min_child_weight(params.min_child_weight, params.features)
         from ..grower import make_tree
 
         if params.fixed_pair is not None or params.vector or params.first_order:
@@ -791,10 +793,10 @@ class CudaBackend(Backend):
             out[off[f + 1] - 1] = dense[f, -1]
         return out
 
-    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0):
+    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0, features=None):
         """Best splits of histograms that ``histograms`` returned (re-encoded exactly with the
         same scales: they are powers of two)."""
-        _no_min_child_weight(min_child_weight)
+        _no_min_child_weight(min_child_weight, features)
         hists = np.asarray(hists, dtype=np.float64)
         B = hists.shape[0]
         scales = self._last_scales

@@ -150,7 +150,7 @@ def _direction_gains(left, right, sums, min_samples_leaf, gain_fn, min_child_wei
 
 
 def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain_fn=pair_gain,
-                min_child_weight: float = 0.0) -> SplitBatch:
+                min_child_weight: float = 0.0, features: np.ndarray | None = None) -> SplitBatch:
     """Best split of each node by eq (30) (or ``gain_fn``), from its histogram.
 
     A threshold ``b`` sends value bins ``0..b`` left; missing values (the last code) go right
@@ -162,7 +162,8 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
 
     hists : (n_nodes, n_features, n_codes, channels); sums : (n_nodes, channels); the last
     channel counts rows. ``min_child_weight`` > 0 (pair_gain's channels only): a side's HESS
-    sum must be at least that.
+    sum must be at least that. ``features`` (n_features booleans, colsample_bytree's): only
+    those features have candidates.
     """
     value_bins = hists[:, :, :-1, :]
     missing = hists[:, :, -1:, :]
@@ -176,6 +177,8 @@ def best_splits(hists: np.ndarray, sums: np.ndarray, min_samples_leaf: int, gain
     if has_missing.any():
         left_gain = _direction_gains(prefix + missing, suffix, sums, min_samples_leaf, gain_fn, min_child_weight)
         gain[..., 1] = np.where(has_missing[:, :, None], left_gain, -np.inf)
+    if features is not None:
+        gain[:, ~np.asarray(features, dtype=bool)] = -np.inf
 
     n_nodes, n_features, n_bins = gain.shape[:3]
     flat = gain.reshape(n_nodes, -1)
@@ -294,10 +297,10 @@ class NumpyBackend(Backend):
             hists[j] = fold_default_bins(build_histogram(self.codes[idx], values, self.n_codes), values, self.sparse)
         return hists
 
-    def find_vector_splits(self, hists, min_samples_leaf, factorized=False):
+    def find_vector_splits(self, hists, min_samples_leaf, factorized=False, features=None):
         """factorized: AdaBoost.MH's stump, whose sides vote v and -v (link "exp" only)."""
         gain = (stump_edge_gain if factorized else edge_gain) if self.link == "exp" else vector_gain
-        return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, gain)
+        return best_splits(hists, hists[:, 0, :, :].sum(axis=1), min_samples_leaf, gain, features=features)
 
     def reset_partition(self, sample=None):
         self.rows = root_rows(self.codes.shape[0], sample, np.intp)
@@ -356,10 +359,10 @@ class NumpyBackend(Backend):
                                         self.sparse)
         return hists
 
-    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0):
+    def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0, features=None):
         # Every feature's bins hold every row once: feature 0's bins give the node totals.
         sums = hists[:, 0, :, :].sum(axis=1)
-        return best_splits(hists, sums, min_samples_leaf, min_child_weight=min_child_weight)
+        return best_splits(hists, sums, min_samples_leaf, min_child_weight=min_child_weight, features=features)
 
     def partition(self, segment, feature, bin, missing_left):
         start, stop = int(segment[0]), int(segment[1])

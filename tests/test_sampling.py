@@ -1,8 +1,9 @@
-"""subsample: each iteration's trees grown on a sample of the rows (stochastic gradient boosting).
+"""subsample and colsample_bytree: trees grown on a sample of the rows, or of the features.
 
-A tree grown on a sample must be the tree of those rows alone; every row's score must then move
-by its leaf's vector, sampled or not; the compiled backend must grow the reference's trees; and
-the draws must depend on the seed and the iteration only (threads, continuations).
+A tree grown on a sample of rows must be the tree of those rows alone; every row's score must
+then move by its leaf's vector, sampled or not. A tree on a sample of features must be the tree
+of those features alone. The compiled backend must grow the reference's trees, and the draws
+must depend on the seed, the iteration and the tree only (threads, continuations).
 """
 
 import pickle
@@ -14,8 +15,10 @@ from sklearn.datasets import make_classification
 from gpuboost import BoostClassifier
 from gpuboost.backends.base import root_rows
 from gpuboost.backends.cpu import CpuBackend
-from gpuboost.backends.numpy import NumpyBackend
-from gpuboost.boosting import boost, row_sample
+from gpuboost.backends.numpy import NumpyBackend, best_splits
+from gpuboost.boosting import boost, feature_sample, row_sample
+from dataclasses import replace
+
 from gpuboost.grower import GrowerParams, TreeGrower
 
 from conftest import bins_as_thresholds
@@ -230,3 +233,120 @@ def test_subsample_still_learns():
         model = BoostClassifier(n_estimators=60, subsample=ss, random_state=0, device="cpu").fit(X, y)
         errors[ss] = np.mean(model.predict(Xt) != yt)
     assert errors[0.5] <= errors[1.0] + 0.05, errors
+
+
+# -- colsample_bytree ----------------------------------------------------------------------
+
+def test_feature_sample_draws_by_seed_iteration_and_tree():
+    assert feature_sample(10, 1.0, 0, 0, 0) is None
+    a = feature_sample(10, 0.3, 4, 2, 1)
+    assert a.dtype == np.bool_ and a.shape == (10,) and a.sum() == 3
+    np.testing.assert_array_equal(a, feature_sample(10, 0.3, 4, 2, 1))
+    draws = [feature_sample(10, 0.3, 4, i, t) for i in range(20) for t in range(3)]
+    assert len({m.tobytes() for m in draws}) > 30  # each tree its own draw
+    assert feature_sample(3, 0.01, 0, 0, 0).sum() == 1  # at least one feature
+    # not the rows' stream: the same seed and iteration draw other rows than features
+    assert not np.array_equal(np.flatnonzero(feature_sample(1000, 0.3, 7, 3, 0)), row_sample(1000, 0.3, 7, 3))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_masked_split_search_is_the_search_over_those_features(seed):
+    rng = np.random.default_rng(seed)
+    d, n_codes = 5, 7
+    counts = rng.integers(0, 4, size=(1, n_codes)).astype(float)
+    hist = np.empty((3, d, n_codes, 3))
+    for node in range(3):  # every feature holds the node's rows
+        for f in range(d):
+            c = rng.permutation(counts[0]) if f else counts[0]
+            hist[node, f] = np.stack([np.where(c > 0, rng.normal(size=n_codes), 0.0),
+                                      np.where(c > 0, rng.uniform(0.1, 1.0, size=n_codes), 0.0), c], axis=1)
+    sums = hist[:, 0].sum(axis=1)
+    mask = rng.random(d) < 0.5
+    mask[rng.integers(d)] = True
+    got = best_splits(hist, sums, 1, features=mask)
+    alone = best_splits(hist[:, mask], sums, 1)  # the same search over those features only
+    np.testing.assert_array_equal(got.gain, alone.gain)
+    found = np.isfinite(got.gain)
+    np.testing.assert_array_equal(got.feature[found], np.flatnonzero(mask)[alone.feature[found]])
+    np.testing.assert_array_equal(got.bin[found], alone.bin[found])
+    np.testing.assert_array_equal(got.missing_left[found], alone.missing_left[found])
+    np.testing.assert_array_equal(got.sums, sums)
+
+
+@pytest.mark.parametrize("params", PARAMS)
+def test_the_compiled_backend_grows_the_reference_tree_on_a_feature_sample(params):
+    codes, y, w, F, n_bins = problem(5, n=400, d=6, k=4, weighted=True)
+    ref = NumpyBackend(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+    fast = CpuBackend(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+    ref.set_scores(F)
+    fast.set_scores(F)
+    for features in (np.array([0, 1, 1, 0, 0, 1], bool), np.array([0, 0, 0, 0, 1, 0], bool)):
+        p = replace(params, features=features)
+        a, seg_a, _ = TreeGrower(ref, p, bins_as_thresholds, len(y)).grow()
+        b, seg_b, _ = fast.grow_tree(p, bins_as_thresholds)
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+        np.testing.assert_array_equal(seg_a, seg_b)
+        split = a.feature[a.feature >= 0]
+        assert len(split) > 0 and np.all(features[split])
+        # the tree of the data that has only those features
+        kept = np.flatnonzero(features)
+        alone = NumpyBackend(codes[:, kept], y, w, 4, n_bins=n_bins, missing_code=255)
+        alone.set_scores(F)
+        c, seg_c, _ = TreeGrower(alone, params, bins_as_thresholds, len(y)).grow()
+        np.testing.assert_array_equal(a.feature[a.feature >= 0], kept[c.feature[c.feature >= 0]])
+        for name in ("bin", "left", "right", "pair", "n_samples"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(c, name), err_msg=name)
+        np.testing.assert_allclose(a.value, c.value, rtol=1e-12)
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "abcmart", "klogitboost", "adaboostmh"])
+def test_each_tree_splits_on_its_own_draw_of_features(algorithm):
+    X, y, Xt, yt = data()
+    model = BoostClassifier(algorithm=algorithm, n_estimators=6, colsample_bytree=0.5, random_state=2,
+                            device="cpu", max_leaves=6).fit(X, y)
+    per_iteration = len(model.trees_) // len(model.train_loss_)
+    for j, tree in enumerate(model.trees_):
+        allowed = feature_sample(X.shape[1], 0.5, 2, j // per_iteration, j % per_iteration)
+        assert np.all(allowed[tree.feature[tree.feature >= 0]]), j
+    used = {int(f) for tree in model.trees_ for f in tree.feature[tree.feature >= 0]}
+    assert len(used) > 4  # the draws differ between trees
+    if algorithm not in ("klogitboost", "adaboostmh"):  # (their losses are not the log loss)
+        np.testing.assert_allclose(model.train_loss_[-1], log_loss_sum(model, X, y), rtol=1e-10)
+    # and every feature gives other trees
+    full = BoostClassifier(algorithm=algorithm, n_estimators=6, colsample_bytree=1.0, device="cpu",
+                           max_leaves=6).fit(X, y)
+    assert any(not np.array_equal(a.feature, b.feature) for a, b in zip(model.trees_, full.trees_))
+
+
+@pytest.mark.parametrize("algorithm", ["aoso", "mart"])
+def test_feature_samples_are_the_same_on_both_backends(algorithm):
+    codes, y, w, _, n_bins = problem(6, n=500, d=6, k=4)
+    results = []
+    for cls in (NumpyBackend, CpuBackend):
+        backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+        results.append(boost(backend, len(y), 4, 6, 0.3, 1e-16, GrowerParams(max_leaves=6), bins_as_thresholds, 255,
+                             algorithm=algorithm, subsample=0.7, seed=3, colsample_bytree=0.5))
+    for a, b in zip(results[0].trees, results[1].trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(results[0].train_loss, results[1].train_loss, rtol=1e-10)
+
+
+def test_colsample_is_repeatable_and_continues():
+    X, y, Xt, _ = data()
+    kw = dict(colsample_bytree=0.4, subsample=0.8, random_state=4, device="cpu")
+    one = BoostClassifier(n_estimators=8, n_jobs=1, **kw).fit(X, y)
+    two = BoostClassifier(n_estimators=8, n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(one.decision_function(Xt), two.decision_function(Xt))
+    part = BoostClassifier(n_estimators=3, warm_start=True, **kw).fit(X, y)
+    part.set_params(n_estimators=8).fit(X, y)
+    np.testing.assert_array_equal(one.decision_function(Xt), part.decision_function(Xt))
+
+
+def test_what_colsample_refuses():
+    X, y, _, _ = data()
+    for bad in (0.0, 2.0, float("nan"), None):
+        with pytest.raises(ValueError, match=r"colsample_bytree must be a number in \(0, 1\]"):
+            BoostClassifier(colsample_bytree=bad, n_estimators=2).fit(X, y)
