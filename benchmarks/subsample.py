@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("datasets", nargs="+", choices=sorted(bench_cpu.DEFAULT_TREES))
     parser.add_argument("--algorithm", default="aoso")
     parser.add_argument("--iterations", type=int, default=1000)
-    parser.add_argument("--subsample", type=float, nargs="+", default=[1.0, 0.7, 0.5])
+    parser.add_argument("--subsample", type=float, nargs="*", default=[1.0, 0.7, 0.5])
     parser.add_argument("--colsample", type=float, nargs="*", default=[], help="colsample_bytree values (< 1)")
     parser.add_argument("--seeds", type=int, default=2, help="seeds of each subsampled setting")
     parser.add_argument("--threads", type=int, default=2)

@@ -1569,11 +1569,7 @@ def best_split(hist, second, halved, min_samples_leaf, min_child_weight, allowed
     live = np.empty(D, np.int64)  # each feature's value bins up to its last that holds a row
     top = -np.inf
     for f in range(D):
-        if not allowed[f]:  # not among the tree's features: no candidate
-            live[f] = 0
-            feature_top[f] = -np.inf
-            continue
-        nf = nb
+        nf = nb if allowed[f] else 0  # a feature the tree may not split on: no live bin, no candidate
         while nf > 0 and _bin(hist, second, halved, f, nf - 1, COUNT) == 0.0:
             nf -= 1
         live[f] = nf
