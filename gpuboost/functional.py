@@ -24,6 +24,9 @@ shrinkage              learning_rate          (positional; 0.1)
 data_max_n_bins        max_bins               1000
 tree_min_node_size     min_samples_leaf       10
 tree_clip_value        leaf_clip              50
+model_data_sample_rate subsample              1.0
+model_feature_sample_  colsample_bytree       1.0
+rate
 search                 search                 2
 gap                    gap                    5
 n_threads              n_jobs                 all cores
@@ -32,7 +35,10 @@ save_prob              (test, predict)        0
 =====================  =====================  ===========================
 
 ``test`` and ``predict`` take ``n_threads`` and ``device`` as ABCBoost's do, check them, and
-otherwise ignore them: the model predicts where and with the threads it was trained for.
+otherwise ignore them: the model predicts where and with the threads it was trained for. The
+sample rates draw rows per iteration and features per tree as ``BoostClassifier`` does, from
+NumPy's global generator (ABCBoost has no seed key; ``np.random.seed`` makes them repeatable):
+the same fractions as ABCBoost's, not its draws.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ ABCBOOST_KEYS = {
     "data_max_n_bins": ("max_bins", 1000),
     "tree_min_node_size": ("min_samples_leaf", 10),
     "tree_clip_value": ("leaf_clip", 50.0),
+    "model_data_sample_rate": ("subsample", 1.0),
+    "model_feature_sample_rate": ("colsample_bytree", 1.0),
     "search": ("search", 2),
     "gap": ("gap", 5),
     "n_threads": ("n_jobs", None),
