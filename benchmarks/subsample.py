@@ -42,7 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     from gpuboost import BoostClassifier
 
-    print(f"subsample: {args.algorithm}, 20 leaves, learning rate 0.1, {args.iterations} iterations, "
+    print(f"subsample and colsample_bytree: {args.algorithm}, 20 leaves, learning rate 0.1, {args.iterations} iterations, "
           f"{args.threads} threads; machine: {bench_cpu.machine()['cpu']}")
     out = []
     for name in args.datasets:

@@ -71,11 +71,12 @@ def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
 
 
 def _sample(n: int, fraction: float, entropy: list[int]) -> np.ndarray:
-    """round(fraction x n) of 0 .. n - 1 (at least one), every such subset as likely, in
-    increasing order: selection sampling over n uniforms of a generator seeded with entropy."""
+    """fraction x n of 0 .. n - 1, rounded to the nearest (halves up; at least one), every such
+    subset as likely, in increasing order: selection sampling over n uniforms of a generator
+    seeded with entropy."""
     from .backends._numba_cpu import selection_sample  # (numba: imported where a sample is drawn)
 
-    m = max(1, int(round(fraction * n)))
+    m = max(1, int(np.floor(fraction * n + 0.5)))
     out = np.empty(m, dtype=np.int64)
     taken = selection_sample(np.random.default_rng([int(e) for e in entropy]).random(n), m, out)
     assert taken == m
@@ -157,6 +158,9 @@ def boost(
             eval_loss[k].append(loss)
             eval_error[k].append(errors)
 
+    if subsample < 1.0 and algorithm == "adaboostmh":
+        raise ValueError("subsample < 1 is not for adaboostmh: its weights are a distribution over every row, and each "
+                         "tree's alpha is computed from all of them; use subsample=1.0.")
     if (subsample < 1.0 or colsample_bytree < 1.0) and (getattr(backend, "fused_update", False)
                                                          or getattr(backend, "keeps_scores", False)):
         raise ValueError(f"subsample and colsample_bytree < 1 do not run on the {backend.name} backend yet; use "

@@ -13,7 +13,8 @@ Callbacks are not saved in model files.
     model.fit(X, y, init_model="run.ckpt.json")      # ... continues from iteration 3400
 
 A run continued from a checkpoint builds the same trees as a run never interrupted, and saves
-the same bytes.
+the same bytes (with ``subsample`` or ``colsample_bytree`` below 1, where ``random_state`` is an
+int: other seeds draw other rows and features after the checkpoint).
 """
 
 from __future__ import annotations

@@ -159,18 +159,19 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         and class weights"). Not for K-LogitBoost and AdaBoost.MH (vector trees), and trained
         on the CPU only in this version ("auto" picks the CPU where it is > 0).
     subsample : float in (0, 1], default=1.0
-        The fraction of the training rows each iteration's trees are grown on: round(subsample
-        x n_samples) rows drawn without replacement, anew each iteration (stochastic gradient
+        The fraction of the training rows each iteration's trees are grown on: subsample x
+        n_samples rows (rounded, halves up; at least one) drawn without replacement, anew each iteration (stochastic gradient
         boosting, Friedman 2002; XGBoost's and LightGBM's ``subsample``), with
         ``random_state``; every row's score is then updated from the leaf it falls in. All
         trees of an iteration (MART's K, ABC's candidates) share its rows. 1.0, the papers'
         setting: every row. With an int ``random_state`` the model does not depend on
-        ``n_jobs``, and a continuation draws the rows an uninterrupted fit would. Not for
+        ``n_jobs``, and a continuation draws the rows an uninterrupted fit would (other
+        ``random_state`` values draw a new seed at each fit). Not for
         AdaBoost.MH (its weights sum to 1 over every row), and trained on the CPU only in this
         version ("auto" picks the CPU where it is < 1).
     colsample_bytree : float in (0, 1], default=1.0
-        The fraction of the features each tree may split on: round(colsample_bytree x
-        n_features) of them (at least one), drawn anew for each tree with ``random_state``
+        The fraction of the features each tree may split on: colsample_bytree x n_features of
+        them (rounded, halves up; at least one), drawn anew for each tree with ``random_state``
         (XGBoost's ``colsample_bytree``, LightGBM's ``feature_fraction``). 1.0, the papers':
         every feature. Every algorithm takes it; the draws, like subsample's, depend on the
         seed, the iteration and the tree's place in it alone. Trained on the CPU only in this
@@ -323,8 +324,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             A model (or model file, such as a ``Checkpoint``) to continue: its trees are kept,
             its binning reused, and training goes on to ``n_estimators`` iterations in all.
             Train it on the same data: the continued run then builds exactly the trees an
-            uninterrupted run would. ``warm_start=True`` does the same with this estimator's
-            own fitted trees.
+            uninterrupted run would (with ``subsample`` or ``colsample_bytree`` < 1, where
+            ``random_state`` is an int: otherwise each fit draws its own seed). ``warm_start=True``
+            does the same with this estimator's own fitted trees.
         eval_sample_weight : list of array-like or None, default=None
             Weights of the ``eval_set`` entries' rows, one array (or None: unweighted) per
             entry, as LightGBM's ``eval_sample_weight``: each eval set's loss is then weighted

@@ -53,6 +53,7 @@ def test_row_sample_draws_by_seed_and_iteration_alone():
     assert not np.array_equal(a, row_sample(1000, 0.3, 7, 4))
     assert not np.array_equal(a, row_sample(1000, 0.3, 8, 3))
     assert len(row_sample(10, 0.01, 0, 0)) == 1  # at least one row
+    assert len(row_sample(5, 0.5, 0, 0)) == 3 and feature_sample(5, 0.5, 0, 0, 0).sum() == 3  # halves up
     np.testing.assert_array_equal(row_sample(10, 0.999, 0, 0), np.arange(10))
     # every row is drawn about as often (a fraction of 0.3 over 400 iterations: 120 +- 9.2)
     counts = np.bincount(np.concatenate([row_sample(50, 0.3, 1, i) for i in range(400)]), minlength=50)
@@ -118,18 +119,24 @@ def test_the_compiled_backend_grows_the_reference_tree_on_a_sample(params, seed)
         assert np.all(leaf_of_row[rows] == leaf)
         np.testing.assert_array_equal(rows[:len(mine)], mine)
         np.testing.assert_array_equal(rows[len(mine):], outside[leaf_of_row[outside] == leaf])
-    # and a full tree after it starts from every row again
-    c, _, _ = fast.grow_tree(params, bins_as_thresholds)
-    d, _, _ = TreeGrower(ref, params, bins_as_thresholds, len(y)).grow()
+    # and a full tree after it starts from every row again: the reference's full tree
+    c, seg_c, _ = fast.grow_tree(params, bins_as_thresholds)
+    d, seg_d, _ = TreeGrower(ref, params, bins_as_thresholds, len(y)).grow()
     assert c.n_samples[0] == d.n_samples[0] == len(y)
+    for name in TREE_ARRAYS:
+        np.testing.assert_array_equal(getattr(c, name), getattr(d, name), err_msg=name)
+    np.testing.assert_allclose(c.value, d.value, rtol=1e-12)
+    np.testing.assert_array_equal(seg_c, seg_d)
 
 
-@pytest.mark.parametrize("algorithm", ["aoso", "mart", "abcmart", "robustlogit"])
-def test_boosting_on_samples_is_the_same_on_both_backends(algorithm):
-    codes, y, w, _, n_bins = problem(4, n=500, k=4)
+@pytest.mark.parametrize("algorithm, n", [("aoso", 500), ("mart", 500), ("abcmart", 500), ("robustlogit", 500),
+                                          ("aoso", 9000), ("abcrobustlogit", 9000)])
+def test_boosting_on_samples_is_the_same_on_both_backends(algorithm, n):
+    # 9000 rows: the sampled root's class sums by halves and the large nodes' two-thread stages
+    codes, y, w, _, n_bins = problem(4, n=n, k=4, weighted=n > 1000)
     results = []
     for cls in (NumpyBackend, CpuBackend):
-        backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+        backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255, n_threads=2)
         results.append(boost(backend, len(y), 4, 8, 0.3, 1e-16, GrowerParams(max_leaves=6), bins_as_thresholds, 255,
                              algorithm=algorithm, subsample=0.5, seed=11))
     ref, fast = results
@@ -137,7 +144,7 @@ def test_boosting_on_samples_is_the_same_on_both_backends(algorithm):
     for a, b in zip(ref.trees, fast.trees):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-        assert a.n_samples[0] == 250
+        assert a.n_samples[0] == n // 2
     np.testing.assert_allclose(ref.train_loss, fast.train_loss, rtol=1e-10)
 
 
@@ -161,19 +168,41 @@ def test_every_row_moves_with_its_leaf(algorithm):
     np.testing.assert_allclose(model.train_loss_[-1], log_loss_sum(model, X, y), rtol=1e-10)
 
 
-def test_multilabel_and_k_logitboost_take_a_sample():
+def own_loss(model, X, target):
+    """The training loss of the model's own scores on X, by the reference backend's link."""
+    from gpuboost.sklearn import _link
+
+    ml = model.multilabel_
+    codes = model._bin_mapper.transform(X)
+    backend = NumpyBackend(codes, np.argmax(target, axis=1) if ml else np.searchsorted(model.classes_, target), None,
+                           len(model.classes_), n_bins=int(model._bin_mapper.n_bins_.max()),
+                           missing_code=model._bin_mapper.missing_bin, link=_link(model.algorithm, ml),
+                           labels=np.asarray(target, bool) if ml else None)
+    return backend.set_scores(model.decision_function(X))
+
+
+@pytest.mark.parametrize("algorithm, multilabel", [("klogitboost", False), ("klogitboost", True), ("aoso", True),
+                                                   ("mart", True), ("adaboostmh", True)])
+def test_vector_and_multilabel_models_move_every_row_with_its_leaf(algorithm, multilabel):
     X, y, _, _ = data()
-    model = BoostClassifier(algorithm="klogitboost", n_estimators=6, subsample=0.5, random_state=0, device="cpu")
-    assert model.fit(X, y).trees_[0].n_samples[0] == 300
     Y = np.stack([y == 0, y != 0, X[:, 0] > 0], axis=1).astype(int)  # every row has a label
-    model = BoostClassifier(n_estimators=6, subsample=0.5, random_state=0, device="cpu").fit(X, Y)
-    assert model.trees_[0].n_samples[0] == 300
-    assert model.predict_proba(X).shape == (600, 3)
+    target = Y if multilabel else y
+    subsample = 1.0 if algorithm == "adaboostmh" else 0.4
+    model = BoostClassifier(algorithm=algorithm, n_estimators=8, subsample=subsample, colsample_bytree=0.6,
+                            random_state=1, device="cpu").fit(X, target)
+    assert model.trees_[0].n_samples[0] == round(subsample * 600)
+    np.testing.assert_allclose(model.train_loss_[-1], own_loss(model, X, target), rtol=1e-10)
 
 
 def test_the_model_depends_on_the_seed_not_on_threads():
-    X, y, Xt, _ = data()
-    kw = dict(n_estimators=15, subsample=0.5, device="cpu")
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread here")
+    # 6000 rows, 5 classes: the sampled roots and large nodes take the kernels' two-thread paths
+    X, y = make_classification(6600, 8, n_informative=6, n_classes=5, random_state=1)
+    X, y, Xt = X[:6000], y[:6000], X[6000:]
+    kw = dict(n_estimators=15, subsample=0.8, colsample_bytree=0.75, device="cpu")
     one = BoostClassifier(random_state=5, n_jobs=1, **kw).fit(X, y)
     two = BoostClassifier(random_state=5, n_jobs=2, **kw).fit(X, y)
     np.testing.assert_array_equal(one.decision_function(Xt), two.decision_function(Xt))
@@ -186,7 +215,7 @@ def test_the_model_depends_on_the_seed_not_on_threads():
     b = BoostClassifier(**kw).fit(X, y).decision_function(Xt)
     np.testing.assert_array_equal(a, b)
     # and the full sample is the papers' model, bit for bit
-    full = BoostClassifier(n_estimators=15, subsample=1.0, random_state=5, device="cpu").fit(X, y)
+    full = BoostClassifier(n_estimators=15, subsample=1.0, colsample_bytree=1.0, random_state=5, device="cpu").fit(X, y)
     default = BoostClassifier(n_estimators=15, device="cpu").fit(X, y)
     np.testing.assert_array_equal(full.decision_function(Xt), default.decision_function(Xt))
 
@@ -210,10 +239,36 @@ def test_a_continuation_draws_the_rows_of_an_uninterrupted_fit(tmp_path):
 def test_an_old_pickle_gets_the_default():
     model = BoostClassifier(n_estimators=2)
     state = model.__getstate__()
-    del state["subsample"]
+    del state["subsample"], state["colsample_bytree"]
     old = pickle.loads(pickle.dumps(model))
     old.__setstate__(state)
-    assert old.subsample == 1.0
+    assert (old.subsample, old.colsample_bytree) == (1.0, 1.0)
+
+
+def test_the_gpu_leaves_sampling_to_the_cpu(monkeypatch):
+    import gpuboost.sklearn as sk
+
+    X, y, _, _ = data()
+    monkeypatch.setattr(sk, "resolve_device", lambda device, algorithm="aoso": "cuda")  # as if a GPU were there
+    for kw, name in ((dict(subsample=0.5), "subsample"), (dict(colsample_bytree=0.5), "colsample_bytree")):
+        assert BoostClassifier(n_estimators=2, device="auto", random_state=0, **kw).fit(X, y).device_ == "cpu"
+        with pytest.raises(ValueError, match=f"{name} < 1 runs on the CPU in this version"):
+            BoostClassifier(n_estimators=2, device="cuda", random_state=0, **kw).fit(X, y)
+
+
+def test_boost_refuses_what_it_cannot_sample():
+    codes, y, w, _, n_bins = problem(0, n=50)
+    backend = NumpyBackend(codes, y, w, 3, n_bins=n_bins, missing_code=255, link="exp")
+    with pytest.raises(ValueError, match="not for adaboostmh"):
+        boost(backend, 50, 3, 2, 0.3, 1e-16, GrowerParams(), bins_as_thresholds, 255, algorithm="adaboostmh",
+              subsample=0.5)
+
+    class DeviceResident(NumpyBackend):
+        keeps_scores = True
+
+    backend = DeviceResident(codes, y, w, 3, n_bins=n_bins, missing_code=255)
+    with pytest.raises(ValueError, match="do not run on the numpy backend"):
+        boost(backend, 50, 3, 2, 0.3, 1e-16, GrowerParams(), bins_as_thresholds, 255, colsample_bytree=0.5)
 
 
 def test_what_subsample_refuses():
@@ -328,6 +383,7 @@ def test_feature_samples_are_the_same_on_both_backends(algorithm):
         backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255)
         results.append(boost(backend, len(y), 4, 6, 0.3, 1e-16, GrowerParams(max_leaves=6), bins_as_thresholds, 255,
                              algorithm=algorithm, subsample=0.7, seed=3, colsample_bytree=0.5))
+    assert len(results[0].trees) == len(results[1].trees) > 0
     for a, b in zip(results[0].trees, results[1].trees):
         for name in TREE_ARRAYS:
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
