@@ -34,7 +34,7 @@ import numpy as np
 _NOT_FLAGS = {"callbacks", "warm_start"}
 #: flag types of the parameters whose default is None
 _NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int, "class_weight": str, "validation_fraction": float,
-               "random_state": int}
+               "random_state": int, "max_depth": int}
 #: the values a flag takes where not every value of its type is allowed (the command line has
 #: no syntax for class_weight's dicts)
 _CHOICES = {"class_weight": ["balanced"]}

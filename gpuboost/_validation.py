@@ -44,6 +44,8 @@ def check_params(est, algorithms) -> None:
 
     integer("n_estimators", 1)
     integer("max_leaves", 2)
+    if est.max_depth is not None:
+        integer("max_depth", 1)
     integer("max_bins", 2, 65535)
     integer("min_samples_leaf", 1)
     integer("verbose", 0)

@@ -9,8 +9,8 @@ Control flow only: every number comes from a backend stage. Growth:
    picks its own pair from its own rows before its own split search.
 3. Every node's value is the Newton step under its own pair, clipped (eq 27, 29).
 
-A child that can never be split (fewer than ``2 * min_samples_leaf`` rows, or created by the
-split that reaches ``max_leaves``) gets only its node sums, not a histogram. The larger child
+A child that can never be split (fewer than ``2 * min_samples_leaf`` rows, at ``max_depth``, or
+created by the split that reaches ``max_leaves``) gets only its node sums, not a histogram. The larger child
 of a split (the right one of two as large) that gets a histogram and has its parent's pair
 takes it by subtraction: the parent's minus the smaller child's under that pair
 (``backends.base.derived_histogram``; the smaller child's own histogram where it has the pair
@@ -42,6 +42,7 @@ class GrowerParams:
     """
 
     max_leaves: int = 20
+    max_depth: int | None = None  # a node at this depth (the root's: 0) is not split; None: no limit
     min_samples_leaf: int = 1
     min_child_weight: float = 0.0  # a child's least HESS sum (0: none, the papers'); not for vector trees
     pair_rule: str = "eq33"
@@ -63,6 +64,7 @@ class _Node:
     pair: tuple[int, int]
     sums: np.ndarray
     split: tuple | None = None  # (gain, feature, bin, missing_left)
+    depth: int = 0
     children: tuple[int, int] | None = None
     hist: object = None  # the histogram its split was found on, kept until its children have theirs
 
@@ -196,7 +198,7 @@ class TreeGrower:
         n_root = self.n_rows if sample is None else len(sample)
         self.nodes: list[_Node] = [_Node(0, n_root, (0, 1), np.zeros(3))]
         self.heap: list = []
-        self._evaluate([0], can_grow=p.max_leaves > 1)
+        self._evaluate([0], can_grow=p.max_leaves > 1 and self._below_max_depth(0))
         n_leaves = 1
         while n_leaves < p.max_leaves and self.heap:
             _, node_id = heapq.heappop(self.heap)
@@ -205,12 +207,17 @@ class TreeGrower:
             n_left = self.backend.partition((node.start, node.stop), feature, bin_, missing_left)
             middle = node.start + n_left
             left_id, right_id = len(self.nodes), len(self.nodes) + 1
-            self.nodes.append(_Node(node.start, middle, (0, 1), np.zeros(3)))
-            self.nodes.append(_Node(middle, node.stop, (0, 1), np.zeros(3)))
+            self.nodes.append(_Node(node.start, middle, (0, 1), np.zeros(3), depth=node.depth + 1))
+            self.nodes.append(_Node(middle, node.stop, (0, 1), np.zeros(3), depth=node.depth + 1))
             node.children = (left_id, right_id)
             n_leaves += 1
-            self._evaluate([left_id, right_id], can_grow=n_leaves < p.max_leaves, parent=node)
+            can_grow = n_leaves < p.max_leaves and self._below_max_depth(node.depth + 1)
+            self._evaluate([left_id, right_id], can_grow=can_grow, parent=node)
         return self._finish()
+
+    def _below_max_depth(self, depth: int) -> bool:
+        """Whether nodes at ``depth`` may be split (max_depth None: no limit)."""
+        return self.params.max_depth is None or depth < self.params.max_depth
 
     def _finish(self):
         nodes = self.nodes

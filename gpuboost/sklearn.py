@@ -87,6 +87,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Boosting iterations (AOSO: one tree each; ``n_trees_`` counts the trees).
     max_leaves : int, default=20
         Leaves per tree (the papers' J).
+    max_depth : int or None, default=None
+        The deepest a tree may grow: a node at this depth (the root's is 0) is not split
+        (LightGBM's and XGBoost's ``max_depth``; trees still grow best-first to at most
+        ``max_leaves`` leaves). None, the papers' setting: no limit but ``max_leaves``. Trained
+        on the CPU only in this version ("auto" picks the CPU where it is set).
     learning_rate : float, default=0.1
         Shrinkage (the papers' nu).
     max_bins : int, default=255
@@ -160,15 +165,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         on the CPU only in this version ("auto" picks the CPU where it is > 0).
     subsample : float in (0, 1], default=1.0
         The fraction of the training rows each iteration's trees are grown on: subsample x
-        n_samples rows (rounded, halves up; at least one) drawn without replacement, anew each iteration (stochastic gradient
-        boosting, Friedman 2002; XGBoost's and LightGBM's ``subsample``), with
-        ``random_state``; every row's score is then updated from the leaf it falls in. All
-        trees of an iteration (MART's K, ABC's candidates) share its rows. 1.0, the papers'
-        setting: every row. With an int ``random_state`` the model does not depend on
-        ``n_jobs``, and a continuation draws the rows an uninterrupted fit would (other
-        ``random_state`` values draw a new seed at each fit). Not for
-        AdaBoost.MH (its weights sum to 1 over every row), and trained on the CPU only in this
-        version ("auto" picks the CPU where it is < 1).
+        n_samples rows (rounded, halves up; at least one) drawn without replacement, anew each
+        iteration (stochastic gradient boosting, Friedman 2002; XGBoost's and LightGBM's
+        ``subsample``), with ``random_state``; every row's score is then updated from the leaf
+        it falls in. All trees of an iteration (MART's K, ABC's candidates) share its rows.
+        1.0, the papers' setting: every row. With an int ``random_state`` the model does not
+        depend on ``n_jobs``, and a continuation draws the rows an uninterrupted fit would
+        (other ``random_state`` values draw a new seed at each fit). Not for AdaBoost.MH (its
+        weights sum to 1 over every row), and trained on the CPU only in this version ("auto"
+        picks the CPU where it is < 1).
     colsample_bytree : float in (0, 1], default=1.0
         The fraction of the features each tree may split on: colsample_bytree x n_features of
         them (rounded, halves up; at least one), drawn anew for each tree with ``random_state``
@@ -254,6 +259,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         min_child_weight: float = 0.0,
         subsample: float = 1.0,
         colsample_bytree: float = 1.0,
+        max_depth: int | None = None,
     ):
         self.algorithm = algorithm
         self.n_estimators = n_estimators
@@ -278,11 +284,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.min_child_weight = min_child_weight
         self.subsample = subsample
         self.colsample_bytree = colsample_bytree
+        self.max_depth = max_depth
 
     def __setstate__(self, state):
         # an estimator pickled by a version without these parameters: their defaults
         state = {"class_weight": None, "validation_fraction": None, "min_child_weight": 0.0, "subsample": 1.0,
-                 "colsample_bytree": 1.0, **state}
+                 "colsample_bytree": 1.0, "max_depth": None, **state}
         super().__setstate__(state)
 
     # -- checks ------------------------------------------------------------------------
@@ -366,7 +373,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
                 and sample_weight is None and self.class_weight is None and not self.min_child_weight > 0
-                and not self.subsample < 1 and not self.colsample_bytree < 1 and getattr(y, "ndim", 1) == 1)
+                and not self.subsample < 1 and not self.colsample_bytree < 1 and self.max_depth is None
+                and getattr(y, "ndim", 1) == 1)
 
     def _fit(self, X, y, sample_weight, eval_set, init_model, eval_sample_weight=None):
         self._check_params()
@@ -472,6 +480,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("colsample_bytree < 1 runs on the CPU in this version (the CUDA split kernel "
                                  "searches every feature); use device='cpu' or 'auto'.")
             device = "cpu"
+        if device == "cuda" and self.max_depth is not None:
+            if self.device == "cuda":
+                raise ValueError("max_depth runs on the CPU in this version (the CUDA grower has no depth limit "
+                                 "yet); use device='cpu' or 'auto'.")
+            device = "cpu"
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
 
@@ -561,6 +574,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 max_leaves=min(self.max_leaves, max(2, n_rows // self.min_samples_leaf)),
                 min_samples_leaf=self.min_samples_leaf,
                 min_child_weight=float(self.min_child_weight),
+                max_depth=None if self.max_depth is None else int(self.max_depth),
                 pair_rule=self.pair_rule,
                 leaf_clip=float(self.leaf_clip),
             ),

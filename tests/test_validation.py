@@ -80,6 +80,7 @@ CASES = {
     "validation_fraction holding out no row": lambda: small(validation_fraction=0.01).fit(X, y),
     "early_stopping_rounds without eval_set or validation_fraction": lambda: small(early_stopping_rounds=3).fit(X, y),
     "max_leaves < 2": lambda: BoostClassifier(max_leaves=1).fit(X, y),
+    "max_depth < 1": lambda: small(max_depth=0).fit(X, y),
     "learning_rate <= 0": lambda: small(learning_rate=0.0).fit(X, y),
     "n_estimators not an integer": lambda: BoostClassifier(n_estimators=2.5).fit(X, y),
     "max_bins above 65535": lambda: small(max_bins=70000).fit(X, y),

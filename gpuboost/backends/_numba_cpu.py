@@ -2433,7 +2433,7 @@ def _settle_plan(plan, batch, grows, pair):
 @njit(cache=True)
 def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
               min_samples_leaf, min_child_weight, allowed, rule_eq32, n_threads, fixed_r, fixed_s, first_order,
-              derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait, n_root):
+              derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait, n_root, max_depth):
     """Grow one tree best-first, as grower.TreeGrower does with the NumPy backend.
 
     The features are split into wide and sparse ones (wide: feature ids; sparse: (feature,
@@ -2453,6 +2453,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
     region whose threads wait for each other between them (LARGE), where _concurrent.
     n_root < 0: the root has every row (rows is set to 0 .. N - 1 here); else its first n_root
     entries of rows as the caller arranged them (subsample's rows; root_blocks must be 0).
+    max_depth >= 0: a node at that depth (the root's is 0) is not split; < 0: no limit.
 
     Returns n_nodes, the leaves' ids and segments (rows[start:stop], shape (n_leaves, 2)), in
     node order, the split nodes' ids, and node arrays in Tree's dtypes (n_nodes entries each,
@@ -2511,13 +2512,15 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
         n_root = N
     start[0] = 0
     stop[0] = n_root
+    depth = np.zeros(max_nodes, np.int64)  # each node's depth, the root's 0
     n_nodes = 1
     n_leaves = 1
     batch[0] = 0  # evaluate the root
     n_batch = 1
     parent = -1
     while True:
-        can_grow = n_leaves < max_leaves
+        # the batch (the root, or a split's two children: one depth) may be split
+        can_grow = n_leaves < max_leaves and (max_depth < 0 or depth[batch[0]] < max_depth)
         sums_state[:] = TO_SUM
         if n_free == 0:
             raise RuntimeError("grow_tree: no free histogram pair (a bug)")
@@ -2669,6 +2672,7 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
         stop[lo + 1] = stop[best]
         left[best] = lo
         right[best] = lo + 1
+        depth[lo] = depth[lo + 1] = depth[best] + 1
         n_nodes += 2
         n_leaves += 1
         batch[0] = lo

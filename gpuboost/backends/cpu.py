@@ -284,6 +284,7 @@ class CpuBackend(Backend):
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
                 self._root_sums, self._root_blocks if sample is None else 0, self._may_wait, n_root,
+                -1 if params.max_depth is None else int(params.max_depth),
             )
         # grower.make_tree's tree, its values and counts computed by the kernel
         threshold = split_thresholds(feature, bin_, splits, bin_edge)

@@ -195,9 +195,11 @@ def _out_of_memory(exc, needed: int):
     return gpu_memory_error(needed)
 
 
-def _no_min_child_weight(min_child_weight, features=None) -> None:
-    """The CUDA kernels' split search has no minimum Hessian per child and no feature mask yet
-    (the estimator trains such models on the CPU)."""
+def _no_min_child_weight(min_child_weight, features=None, max_depth=None) -> None:
+    """The CUDA kernels' split search has no minimum Hessian per child, no feature mask and no
+    depth limit yet (the estimator trains such models on the CPU)."""
+    if max_depth is not None:
+        raise ValueError("max_depth is not in the CUDA grower yet; train with device='cpu'.")
     if min_child_weight > 0:
         raise ValueError("min_child_weight > 0 is not in the CUDA kernels yet; train with device='cpu'.")
     if features is not None:
@@ -510,7 +512,7 @@ class CudaBackend(Backend):
         loss, which the next ``rescore()`` returns without another pass: a tree then costs one
         launch and one read of the node table and the loss.
         """
-        _no_min_child_weight(params.min_child_weight, params.features)
+        _no_min_child_weight(params.min_child_weight, params.features, params.max_depth)
         from ..grower import make_tree
 
         if params.fixed_pair is not None or params.vector or params.first_order:
