@@ -10,9 +10,9 @@ Control flow only: every number comes from a backend stage. Growth:
 3. Every node's value is the Newton step under its own pair, clipped (eq 27, 29).
 
 A child that can never be split (fewer than ``2 * min_samples_leaf`` rows, at ``max_depth``, or
-created by the split that reaches ``max_leaves``) gets only its node sums, not a histogram. The larger child
-of a split (the right one of two as large) that gets a histogram and has its parent's pair
-takes it by subtraction: the parent's minus the smaller child's under that pair
+created by the split that reaches ``max_leaves``) gets only its node sums, not a histogram. The
+larger child of a split (the right one of two as large) that gets a histogram and has its
+parent's pair takes it by subtraction: the parent's minus the smaller child's under that pair
 (``backends.base.derived_histogram``; the smaller child's own histogram where it has the pair
 too, else one made for the purpose).
 """

@@ -465,26 +465,21 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             y_codes = np.argmax(indicator, axis=1)  # the multi-label losses use the indicator, not this
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
-        if device == "cuda" and self.min_child_weight > 0:
-            if self.device == "cuda":
-                raise ValueError("min_child_weight > 0 runs on the CPU in this version (the CUDA kernels have no "
-                                 "minimum Hessian per child yet); use device='cpu' or 'auto'.")
-            device = "cpu"
-        if device == "cuda" and self.subsample < 1:
-            if self.device == "cuda":
-                raise ValueError("subsample < 1 runs on the CPU in this version (the CUDA backend grows every tree "
-                                 "on every row); use device='cpu' or 'auto'.")
-            device = "cpu"
-        if device == "cuda" and self.colsample_bytree < 1:
-            if self.device == "cuda":
-                raise ValueError("colsample_bytree < 1 runs on the CPU in this version (the CUDA split kernel "
-                                 "searches every feature); use device='cpu' or 'auto'.")
-            device = "cpu"
-        if device == "cuda" and self.max_depth is not None:
-            if self.device == "cuda":
-                raise ValueError("max_depth runs on the CPU in this version (the CUDA grower has no depth limit "
-                                 "yet); use device='cpu' or 'auto'.")
-            device = "cpu"
+        cpu_only = (  # what the CUDA backend does not have yet: device='cuda' refuses it, 'auto' takes the CPU
+            (self.min_child_weight > 0, "min_child_weight > 0 runs on the CPU in this version (the CUDA kernels "
+                                        "have no minimum Hessian per child yet)"),
+            (self.subsample < 1, "subsample < 1 runs on the CPU in this version (the CUDA backend grows every "
+                                 "tree on every row)"),
+            (self.colsample_bytree < 1, "colsample_bytree < 1 runs on the CPU in this version (the CUDA split "
+                                        "kernel searches every feature)"),
+            (self.max_depth is not None, "max_depth runs on the CPU in this version (the CUDA grower has no depth "
+                                         "limit yet)"),
+        )
+        for wanted, why in cpu_only:
+            if device == "cuda" and wanted:
+                if self.device == "cuda":
+                    raise ValueError(f"{why}; use device='cpu' or 'auto'.")
+                device = "cpu"
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
 

@@ -245,14 +245,15 @@ def test_an_old_pickle_gets_the_default():
     assert (old.subsample, old.colsample_bytree) == (1.0, 1.0)
 
 
-def test_the_gpu_leaves_sampling_to_the_cpu(monkeypatch):
+def test_the_gpu_leaves_what_it_lacks_to_the_cpu(monkeypatch):
     import gpuboost.sklearn as sk
 
     X, y, _, _ = data()
     monkeypatch.setattr(sk, "resolve_device", lambda device, algorithm="aoso": "cuda")  # as if a GPU were there
-    for kw, name in ((dict(subsample=0.5), "subsample"), (dict(colsample_bytree=0.5), "colsample_bytree")):
+    for kw, what in ((dict(subsample=0.5), "subsample < 1"), (dict(colsample_bytree=0.5), "colsample_bytree < 1"),
+                     (dict(min_child_weight=0.1), "min_child_weight > 0"), (dict(max_depth=3), "max_depth")):
         assert BoostClassifier(n_estimators=2, device="auto", random_state=0, **kw).fit(X, y).device_ == "cpu"
-        with pytest.raises(ValueError, match=f"{name} < 1 runs on the CPU in this version"):
+        with pytest.raises(ValueError, match=f"{what} runs on the CPU in this version"):
             BoostClassifier(n_estimators=2, device="cuda", random_state=0, **kw).fit(X, y)
 
 
