@@ -3168,15 +3168,21 @@ def vector_best_split(hist, min_samples_leaf, mode, sums, prefix, suffix, cand_g
     return best_gain, best_f, best_b, missing_left
 
 
+@njit(cache=True, inline="always")
+def _leaf_of_row(codes, i, feature, bin_, missing_left, left, right, missing_code):
+    """The leaf id of row i (each step's side by add_trees' rule, _walk_child: at a split, the
+    walk arrays are the tree's own children)."""
+    node = 0
+    while feature[node] >= 0:
+        node = _walk_child(node, codes[i, feature[node]], missing_code, bin_, missing_left, left, right)
+    return node
+
+
 @njit(cache=True)
 def apply_tree(codes, feature, bin_, missing_left, left, right, missing_code, out):
-    """out[i] = leaf id of row i (each step's side by add_trees' rule, _walk_child: at a split,
-    the walk arrays are the tree's own children)."""
+    """out[i] = leaf id of row i (_leaf_of_row)."""
     for i in range(codes.shape[0]):
-        node = 0
-        while feature[node] >= 0:
-            node = _walk_child(node, codes[i, feature[node]], missing_code, bin_, missing_left, left, right)
-        out[i] = node
+        out[i] = _leaf_of_row(codes, i, feature, bin_, missing_left, left, right, missing_code)
 
 
 @njit(cache=True)
@@ -3194,11 +3200,7 @@ def spread_rows(rows, n_sampled, seg_start, seg_stop, leaf_ids, codes, feature, 
         index[leaf_ids[j]] = j
     counts = np.zeros(n_leaves, np.int64)
     for q in range(n_sampled, N):
-        i = rows[q]
-        node = 0
-        while feature[node] >= 0:
-            node = _walk_child(node, codes[i, feature[node]], missing_code, bin_, missing_left, left, right)
-        j = index[node]
+        j = index[_leaf_of_row(codes, rows[q], feature, bin_, missing_left, left, right, missing_code)]
         leaf_of[q] = j
         counts[j] += 1
     at = 0

@@ -98,7 +98,7 @@ class CpuBackend(Backend):
         self._root_sums = np.zeros((self.n_threads if K <= kernels.ROOT_SUMS_CLASSES else 0, 3, K))
         self._root_blocks = 0
         self._may_wait = self.n_threads > 1 and _iterations_at_once(self.n_threads)
-        self._sample = self._sample_order = None  # grow_tree's last row sample, and its row order
+        self._sample = self._sample_order = None  # reset_partition's last row sample, and its row order
 
     def set_scores(self, F):
         return self._score(F, None)
@@ -165,7 +165,12 @@ class CpuBackend(Backend):
         return float(per_sample.sum())
 
     def reset_partition(self, sample=None):
-        self.rows[:] = root_rows(self.rows.shape[0], sample, np.int64)
+        if sample is None:
+            self.rows[:] = root_rows(self.rows.shape[0], None, np.int64)
+            return
+        if sample is not self._sample:  # a sample's row order, made once (MART's K trees share it)
+            self._sample, self._sample_order = sample, root_rows(self.rows.shape[0], sample, np.int64)
+        self.rows[:] = self._sample_order
 
     def select_pairs(self, segments, rule):
         pairs = np.empty((len(segments), 2), dtype=np.int64)
@@ -268,10 +273,8 @@ class CpuBackend(Backend):
         (on the rows ``sample`` as TreeGrower.grow: the root's class sums from them, not the
         softmax's of every row)."""
         n_root = -1  # every row: the kernel puts them in order
-        if sample is not None:  # its row order made once an iteration (MART's K trees share it)
-            if sample is not self._sample:
-                self._sample, self._sample_order = sample, root_rows(self.rows.shape[0], sample, np.int64)
-            self.rows[:] = self._sample_order
+        if sample is not None:
+            self.reset_partition(sample)
             n_root = len(sample)
         with _threads(self.n_threads):
             (n_nodes, leaf_ids, segments, splits, pair, value, n_samples, gain, feature, bin_, missing_left, left,
