@@ -1,7 +1,7 @@
 """The command line: ``gpuboost`` (installed) or ``python -m gpuboost``.
 
     gpuboost train DATA -o MODEL [--algorithm aoso] [--n-estimators 1000] [--eval DATA] ...
-    gpuboost predict MODEL DATA [--proba] [-o OUT.csv]
+    gpuboost predict MODEL DATA [--proba | --contributions] [-o OUT.csv]
     gpuboost evaluate MODEL DATA
     gpuboost plot MODEL [MODEL ...] -o curve.png [--importance gain]
     gpuboost bench cpu|reproduce|klogit [ARGS]   # the benchmark scripts, from a source checkout
@@ -137,7 +137,12 @@ def _predict(args) -> int:
     out = io.StringIO()
     # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
     writer = csv.writer(out, lineterminator="\n")
-    if args.proba:
+    if args.contributions:  # a column per (class, feature), then per class its bias (see predict_contributions)
+        phi = model.predict_contributions(X)
+        features = [str(f) for f in getattr(model, "feature_names_in_", [f"f{j}" for j in range(X.shape[1])])]
+        writer.writerow([f"{c}:{f}" for c in model.classes_ for f in features + ["bias"]])
+        writer.writerows([repr(float(v)) for v in row] for row in phi.reshape(len(phi), -1))
+    elif args.proba:
         proba = model.predict_proba(X)
         writer.writerow([str(c) for c in model.classes_])
         writer.writerows([repr(float(v)) for v in row] for row in proba)
@@ -357,7 +362,11 @@ def main(argv=None) -> int:
     predict = commands.add_parser("predict", help="predict labels or probabilities for a data file, as CSV")
     predict.add_argument("model")
     predict.add_argument("data")
-    predict.add_argument("--proba", action="store_true", help="class probabilities instead of labels")
+    shown = predict.add_mutually_exclusive_group()
+    shown.add_argument("--proba", action="store_true", help="class probabilities instead of labels")
+    shown.add_argument("--contributions", action="store_true",
+                       help="each feature's contribution to each class's score (SHAP values), and each class's bias: "
+                            "columns CLASS:FEATURE, they add up to the class's score")
     predict.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     predict.add_argument("--label-column", help="CSV: the label column (ignored for prediction)")
     predict.add_argument("--unlabelled", action="store_true",

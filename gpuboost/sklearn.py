@@ -834,6 +834,28 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         total = importance.sum()
         return importance / total if total > 0 else importance
 
+    def predict_contributions(self, X) -> np.ndarray:
+        """Each feature's contribution to each row's scores: SHAP values by TreeSHAP (as XGBoost's
+        ``pred_contribs`` and LightGBM's ``pred_contrib``), computed on the CPU.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes, n_features_in_ + 1), float64 (multi-label:
+        n_labels for n_classes). ``[:, k, j]`` is feature j's contribution to class k's score F_k,
+        ``[:, k, -1]`` the bias (the score's average over the training rows of each leaf's tree,
+        the same for every row); summed over the last axis they give the scores F of every class
+        (to rounding). For two classes ``decision_function`` is ``F_1 - F_0``: its contributions
+        are ``[:, 1] - [:, 0]``. A feature's value is what the trees saw: a feature its trees
+        never split on contributes 0, and a missing value is where its split sends it.
+        See ``gpuboost.contributions`` for the definition.
+        """
+        from .contributions import contributions
+
+        check_is_fitted(self, "trees_")
+        codes = self._bin_mapper.transform(self._check_X(X, reset=False), self._n_threads())
+        return contributions(list(self.trees_), codes, self._bin_mapper.missing_bin, len(self.classes_),
+                             float(self._fitted("learning_rate")), self._n_threads())
+
     def _fitted(self, name: str):
         """The algorithm or learning rate the trees were trained with (``set_params`` after a
         fit changes the parameter, not the model)."""

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
+from gpuboost import load_model
 from gpuboost.__main__ import main
 from gpuboost.datasets import load_data
 
@@ -60,6 +61,14 @@ def test_train_evaluate_predict_from_libsvm_files(libsvm_files, tmp_path, capsys
     assert main(["predict", str(model), str(test), "--proba", "-o", str(out)]) == 0
     proba = np.loadtxt(out, delimiter=",", skiprows=1)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert main(["predict", str(model), str(test), "--contributions", "-o", str(out)]) == 0
+    header = out.read_text().splitlines()[0].split(",")
+    fitted = load_model(model)
+    n_features, n_classes = fitted.n_features_in_, len(fitted.classes_)
+    assert len(header) == n_classes * (n_features + 1) and header[n_features] == f"{fitted.classes_[0]}:bias"
+    phi = np.loadtxt(out, delimiter=",", skiprows=1).reshape(-1, n_classes, n_features + 1)
+    scores = phi.sum(axis=2)  # the class scores F, whose softmax is predict_proba
+    np.testing.assert_allclose(np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True), proba, rtol=1e-6)
 
 
 def test_every_estimator_parameter_is_a_train_flag():
