@@ -256,17 +256,20 @@ def _compile():
                       n_changed, offsets, depth, phi):
         """phi[i] += every tree's contributions of row i (the bias column left alone)."""
         n = codes.shape[0]
-        size = depth + 2  # the path's length at most: the dummy root element and one per split
+        levels = depth + 1
+        # a path holds the dummy root element and each feature at most once: its length is at
+        # most one more than the depth and than the number of features
+        size = min(depth, codes.shape[1]) + 2
         recip = np.empty(size + 2)
         recip[0] = 0.0
         for m in range(1, size + 2):
             recip[m] = 1.0 / m
         for i in prange(n):
-            d = np.empty((size, size), np.int64)
-            z = np.empty((size, size))
-            o = np.empty((size, size))
-            w = np.empty((size, size))
-            stack = 2 * size + 2
+            d = np.empty((levels, size), np.int64)
+            z = np.empty((levels, size))
+            o = np.empty((levels, size))
+            w = np.empty((levels, size))
+            stack = 2 * levels + 2
             stack_node = np.empty(stack, np.int64)
             stack_level = np.empty(stack, np.int64)
             stack_zero = np.empty(stack)

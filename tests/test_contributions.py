@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpuboost import ALGORITHMS, BoostClassifier, load_model
-from gpuboost.contributions import brute_force, contributions
+from gpuboost.contributions import _depth, brute_force, contributions
 from gpuboost.tree import Tree
 
 
@@ -50,6 +50,7 @@ def test_deep_trees_and_repeated_features():
     X, y = small(2, n=1500, d=3, missing=0.05)
     model = BoostClassifier(n_estimators=3, max_leaves=40, learning_rate=0.5).fit(X, y)
     assert any(len(set(tree.feature[tree.feature >= 0])) < (tree.feature >= 0).sum() for tree in model.trees_)
+    assert max(_depth(tree) for tree in model.trees_) > 4  # paths longer than the features (3) + the root's
     phi, exact = compiled_and_brute(model, X[:30])
     np.testing.assert_allclose(phi, exact, rtol=1e-9, atol=1e-12)
 
@@ -117,3 +118,13 @@ def test_bad_inputs():
 def test_brute_force_refuses_many_features():
     with pytest.raises(ValueError, match="at most 10"):
         brute_force([], np.zeros((1, 11), np.uint8), 255, 2, 0.1)
+
+
+def test_trees_of_one_leaf_have_only_a_bias():
+    X = np.ones((50, 3))
+    y = np.arange(50) % 3
+    model = BoostClassifier(n_estimators=3).fit(X, y)
+    assert all(tree.n_nodes == 1 for tree in model.trees_)
+    phi = model.predict_contributions(X[:4])
+    assert np.all(phi[:, :, :-1] == 0.0)
+    np.testing.assert_allclose(phi.sum(axis=2), model._scores(X[:4]), atol=1e-15)
