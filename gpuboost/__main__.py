@@ -137,10 +137,13 @@ def _predict(args) -> int:
     out = io.StringIO()
     # the csv module quotes a label holding a comma or a quote; "\n" ends lines, as print does
     writer = csv.writer(out, lineterminator="\n")
-    if args.contributions:  # a column per (class, feature), then per class its bias (see predict_contributions)
+    if args.contributions:  # class by class: a column per feature, then the class's bias (predict_contributions)
         phi = model.predict_contributions(X)
         features = [str(f) for f in getattr(model, "feature_names_in_", [f"f{j}" for j in range(X.shape[1])])]
-        writer.writerow([f"{c}:{f}" for c in model.classes_ for f in features + ["bias"]])
+        bias = "bias"
+        while bias in features:  # a feature of that name keeps it: the bias column takes another
+            bias = f"_{bias}_"
+        writer.writerow([f"{c}:{f}" for c in model.classes_ for f in features + [bias]])
         writer.writerows([repr(float(v)) for v in row] for row in phi.reshape(len(phi), -1))
     elif args.proba:
         proba = model.predict_proba(X)
@@ -366,7 +369,8 @@ def main(argv=None) -> int:
     shown.add_argument("--proba", action="store_true", help="class probabilities instead of labels")
     shown.add_argument("--contributions", action="store_true",
                        help="each feature's contribution to each class's score (SHAP values), and each class's bias: "
-                            "columns CLASS:FEATURE, they add up to the class's score")
+                            "columns CLASS:FEATURE class by class, each class's ending with CLASS:bias (_bias_ if a "
+                            "feature is named bias); they add up to the class's score")
     predict.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     predict.add_argument("--label-column", help="CSV: the label column (ignored for prediction)")
     predict.add_argument("--unlabelled", action="store_true",

@@ -308,7 +308,8 @@ def _check_tree(tree: Tree, index: int, n_features: int, n_classes: int, max_bin
             problems.append("a leaf with children")
         if children.size and (children.min() < 1 or children.max() >= n or np.unique(children).size != children.size):
             problems.append("child links that do not form a tree")
-        if np.any((tree.left[internal] <= np.flatnonzero(internal))):
+        if np.any(tree.left[internal] <= np.flatnonzero(internal)) or np.any(
+                tree.right[internal] <= np.flatnonzero(internal)):
             problems.append("a child that does not come after its parent")
         if np.any(tree.bin[internal] < 0) or np.any(tree.bin[internal] >= max_bins):
             problems.append("a bin threshold out of range")

@@ -835,14 +835,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return importance / total if total > 0 else importance
 
     def predict_contributions(self, X) -> np.ndarray:
-        """Each feature's contribution to each row's scores: SHAP values by TreeSHAP (as XGBoost's
-        ``pred_contribs`` and LightGBM's ``pred_contrib``), computed on the CPU.
+        """Each feature's contribution to each row's scores: SHAP values by TreeSHAP (as LightGBM's
+        ``pred_contrib``; XGBoost's ``pred_contribs`` weights by Hessian sums where these weight
+        by rows), computed on the CPU.
 
         Returns
         -------
         ndarray of shape (n_samples, n_classes, n_features_in_ + 1), float64 (multi-label:
         n_labels for n_classes). ``[:, k, j]`` is feature j's contribution to class k's score F_k,
-        ``[:, k, -1]`` the bias (the score's average over the training rows of each leaf's tree,
+        ``[:, k, -1]`` the bias (the sum of each tree's average over the rows it was grown on,
         the same for every row); summed over the last axis they give the scores F of every class
         (to rounding). For two classes ``decision_function`` is ``F_1 - F_0``: its contributions
         are ``[:, 1] - [:, 0]``. A feature's value is what the trees saw: a feature its trees

@@ -365,3 +365,20 @@ def test_a_classes_dtype_that_does_not_hold_them_is_refused(fitted, tmp_path, dt
 
     with pytest.raises(ModelFormatError, match=message):
         gpuboost.load_model(_saved_with_valid_checksum(fitted[0], tmp_path, edit))
+
+
+def test_a_right_child_before_its_parent_is_refused(tmp_path):
+    # the format's nodes come after their parents (docs/model-format.md); predict_contributions
+    # sizes its walk by the depth found in that order. Node 3's right child is node 2:
+    from gpuboost.tree import Tree
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    model = BoostClassifier(n_estimators=1, max_leaves=2).fit(X, (X[:, 0] > 0).astype(int))
+    model.trees_ = [Tree(feature=np.array([0, -1, 1, 2, -1, -1, -1], np.int32),
+                         bin=np.array([5, 0, 5, 5, 0, 0, 0], np.int32), threshold=np.zeros(7),
+                         missing_left=np.zeros(7, bool), left=np.array([3, -1, 5, 4, -1, -1, -1], np.int32),
+                         right=np.array([1, -1, 6, 2, -1, -1, -1], np.int32), pair=np.array([[0, 1]] * 7, np.int32),
+                         value=np.arange(7.0), n_samples=np.array([100, 40, 30, 60, 30, 10, 20]), gain=np.zeros(7))]
+    model.save_model(tmp_path / "m.json")
+    with pytest.raises(ModelFormatError, match="a child that does not come after its parent"):
+        gpuboost.load_model(tmp_path / "m.json")

@@ -221,6 +221,13 @@ def test_predict_writes_valid_csv(tmp_path, capsys):
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert rows[0] == ["a,b", "c"] and all(len(r) == 2 for r in rows[1:]) and len(rows) == 5
     np.testing.assert_allclose(np.array(rows[1:], dtype=float).sum(axis=1), 1.0)
+    # contributions: named by the CSV's header; a feature named bias keeps its name
+    data.write_text('f1,bias,label\n1,2,"a,b"\n2,1,c\n1,3,"a,b"\n3,1,c\n')
+    assert main(["train", str(data), "-o", str(model), "--n-estimators", "2"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(data), "--contributions"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["a,b:f1", "a,b:bias", "a,b:_bias_", "c:f1", "c:bias", "c:_bias_"] and len(rows) == 5
 
 
 def test_plain_labels_print_as_before(small_libsvm, tmp_path, capsys):
