@@ -74,6 +74,7 @@ def main() -> None:
     parser.add_argument("--trees", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--colsample", type=float, default=1.0, help="colsample_bytree of both (random_state 0)")
     args = parser.parse_args()
 
     base, commit = exported_package(args.base)
@@ -90,13 +91,16 @@ def main() -> None:
     def fit(v, trees):
         spent[v].clear()
         model = versions[v].BoostClassifier(n_estimators=trees, max_leaves=bench_cpu.LEAVES,
-                                            learning_rate=bench_cpu.LEARNING_RATE, n_jobs=args.threads, tol=0.0)
+                                            learning_rate=bench_cpu.LEARNING_RATE, n_jobs=args.threads, tol=0.0,
+                                            **({} if args.colsample == 1.0 else
+                                               dict(colsample_bytree=args.colsample, random_state=0)))
         began = time.perf_counter()
         model.fit(X, y)
         per_tree = (time.perf_counter() - began) / trees * 1e3
         return per_tree, {name: spent[v][name] / trees * 1e3 for name in KERNELS}, model
 
-    print(f"ab_fit: {args.dataset}, {args.trees} trees, {args.threads} threads, {args.rounds} rounds; "
+    print(f"ab_fit: {args.dataset}, {args.trees} trees, {args.threads} threads, {args.rounds} rounds, "
+          f"colsample_bytree {args.colsample}; "
           f"A = {args.base} ({commit[:12]}), B = the working copy; machine: {bench_cpu.machine()['cpu']}")
     results = {"A": [], "B": []}
     errors = {}

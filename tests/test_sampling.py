@@ -391,6 +391,28 @@ def test_feature_samples_are_the_same_on_both_backends(algorithm):
     np.testing.assert_allclose(results[0].train_loss, results[1].train_loss, rtol=1e-10)
 
 
+@pytest.mark.parametrize("algorithm, n", [("aoso", 600), ("aoso", 9000), ("abcmart", 9000)])
+def test_feature_samples_with_sparse_features_and_threads(algorithm, n):
+    # feature samples with sparse features beside, on two threads (9000 rows: the large nodes'
+    # parallel histograms), feature 0 (whose bins give a node's totals) left out in some trees:
+    # the compiled backend's trees are the reference's
+    rng = np.random.default_rng(8)
+    codes, y, w, _, n_bins = problem(8, n=n, d=7, k=4, weighted=True)
+    codes[:, 4:] = np.where(rng.random((n, 3)) < 0.8, 0, codes[:, 4:])  # three sparse features
+    results = []
+    for cls in (NumpyBackend, CpuBackend):
+        backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255, n_threads=2)
+        results.append(boost(backend, len(y), 4, 6, 0.3, 1e-16, GrowerParams(max_leaves=8), bins_as_thresholds, 255,
+                             algorithm=algorithm, seed=5, colsample_bytree=0.5))
+    assert len(backend.sparse) == 3
+    assert any(not feature_sample(7, 0.5, 5, t, 0)[0] for t in range(6))
+    assert len(results[0].trees) == len(results[1].trees) > 0
+    for a, b in zip(results[0].trees, results[1].trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(results[0].train_loss, results[1].train_loss, rtol=1e-10)
+
+
 def test_colsample_is_repeatable_and_continues():
     X, y, Xt, _ = data()
     kw = dict(colsample_bytree=0.4, subsample=0.8, random_state=4, device="cpu")
