@@ -17,8 +17,9 @@ Scores are additive over trees, so are Shapley values: each tree's leaf vectors 
 the learning rate) are attributed on their own and summed. Missing values follow each split's
 ``missing_left``, as in prediction.
 
-``tree_contributions`` is the compiled TreeSHAP (polynomial in the depth); ``brute_force``, its
-slow twin for tests, sums the Shapley formula over every subset of the features.
+``contributions`` runs the compiled TreeSHAP (``gpuboost._treeshap``; per tree and row, about
+the leaves times the depth squared); ``brute_force``, its slow twin for tests, sums the Shapley
+formula over every subset of the features.
 """
 
 from __future__ import annotations
@@ -110,9 +111,12 @@ def contributions(trees, codes: np.ndarray, missing_code: int, n_classes: int, l
         return phi
     feature, bin_, missing_left, left, right, cover, values, classes, n_changed, offsets, depth = _packed(
         trees, n_classes, learning_rate)
+    if feature.max() >= n_features:  # (the compiled walk reads a row's codes unchecked)
+        raise ValueError(f"contributions: the trees split on feature {int(feature.max())}, but codes has "
+                         f"{n_features} features.")
     with _threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))):
-        ensemble_shap(np.ascontiguousarray(codes), int(missing_code), feature, bin_, missing_left, left, right, cover,
-               values, classes, n_changed, offsets, depth, phi)
+        ensemble_shap(np.ascontiguousarray(codes), int(missing_code), feature, bin_, missing_left, left, right,
+                      cover, values, classes, n_changed, offsets, depth, phi)
     phi[:, :, n_features] = _bias(feature, cover, values, offsets)
     return phi
 

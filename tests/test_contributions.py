@@ -135,6 +135,14 @@ def _emptied_leaf(tree):
     return counts
 
 
+def test_codes_of_too_few_features_are_refused():
+    X, y = small(6)
+    model = BoostClassifier(n_estimators=3).fit(X, y)
+    used = max(int(tree.feature.max()) for tree in model.trees_)
+    with pytest.raises(ValueError, match=f"split on feature {used}"):
+        contributions(model.trees_, model._bin_mapper.transform(X)[:, :used], model._bin_mapper.missing_bin, 3, 0.1)
+
+
 def test_brute_force_refuses_many_features():
     with pytest.raises(ValueError, match="at most 10"):
         brute_force([], np.zeros((1, 11), np.uint8), 255, 2, 0.1)
