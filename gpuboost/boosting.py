@@ -27,7 +27,7 @@ from .grower import GrowerParams, TreeGrower
 from .losses import multiclass_loss, predicted_class
 from .tree import Tree
 
-__all__ = ["BoostResult", "EvalSet", "boost", "feature_sample", "row_sample"]
+__all__ = ["BoostResult", "EvalSet", "boost", "check_subsample", "feature_sample", "row_sample"]
 
 
 @dataclass
@@ -81,6 +81,14 @@ def _sample(n: int, fraction: float, entropy: list[int]) -> np.ndarray:
     taken = selection_sample(np.random.default_rng([int(e) for e in entropy]).random(n), m, out)
     assert taken == m
     return out
+
+
+def check_subsample(algorithm: str, subsample: float) -> None:
+    """Refuse a row sample where the algorithm needs every row (boost, and the estimator before
+    it bins anything)."""
+    if subsample < 1.0 and algorithm == "adaboostmh":
+        raise ValueError("subsample < 1 is not for adaboostmh: its weights are a distribution over every row, and each "
+                         "tree's alpha is computed from all of them; use subsample=1.0.")
 
 
 def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.ndarray | None:
@@ -158,9 +166,7 @@ def boost(
             eval_loss[k].append(loss)
             eval_error[k].append(errors)
 
-    if subsample < 1.0 and algorithm == "adaboostmh":
-        raise ValueError("subsample < 1 is not for adaboostmh: its weights are a distribution over every row, and each "
-                         "tree's alpha is computed from all of them; use subsample=1.0.")
+    check_subsample(algorithm, subsample)
     if (subsample < 1.0 or colsample_bytree < 1.0) and (getattr(backend, "fused_update", False)
                                                          or getattr(backend, "keeps_scores", False)):
         raise ValueError(f"subsample and colsample_bytree < 1 do not run on the {backend.name} backend yet; use "

@@ -19,7 +19,7 @@ from ._device import prediction_device, resolve_device
 from .backends import backend_class, vector_backend_class
 from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
-from .boosting import EvalSet, boost
+from .boosting import EvalSet, boost, check_subsample
 from .grower import GrowerParams
 from .losses import predicted_class, softmax
 
@@ -415,9 +415,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if self.min_child_weight > 0 and self.algorithm in ("klogitboost", "adaboostmh"):
             raise ValueError(f"min_child_weight applies to the pair and class trees of aoso, mart, robustlogit, "
                              f"logitboost and ABC, not to {self.algorithm}'s vector trees; use min_samples_leaf.")
-        if self.subsample < 1 and self.algorithm == "adaboostmh":
-            raise ValueError("subsample < 1 is not for adaboostmh: its weights are a distribution over every row, "
-                             "and each tree's alpha is computed from all of them; use subsample=1.0.")
+        check_subsample(self.algorithm, self.subsample)
         held_out = None
         if self.validation_fraction is not None:  # the rows held out: the last eval set
             train, held = self._validation_split(y_codes if not self.multilabel_ else None, X.shape[0], weight)
