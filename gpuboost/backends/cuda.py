@@ -195,7 +195,7 @@ def _out_of_memory(exc, needed: int):
     return gpu_memory_error(needed)
 
 
-def _no_min_child_weight(min_child_weight, features=None, max_depth=None) -> None:
+def _refuse_cpu_only(min_child_weight, features=None, max_depth=None) -> None:
     """The CUDA kernels' split search has no minimum Hessian per child, no feature mask and no
     depth limit yet (the estimator trains such models on the CPU)."""
     if max_depth is not None:
@@ -512,7 +512,7 @@ class CudaBackend(Backend):
         loss, which the next ``rescore()`` returns without another pass: a tree then costs one
         launch and one read of the node table and the loss.
         """
-        _no_min_child_weight(params.min_child_weight, params.features, params.max_depth)
+        _refuse_cpu_only(params.min_child_weight, params.features, params.max_depth)
         from ..grower import make_tree
 
         if params.fixed_pair is not None or params.vector or params.first_order:
@@ -798,7 +798,7 @@ class CudaBackend(Backend):
     def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0, features=None):
         """Best splits of histograms that ``histograms`` returned (re-encoded exactly with the
         same scales: they are powers of two)."""
-        _no_min_child_weight(min_child_weight, features)
+        _refuse_cpu_only(min_child_weight, features)
         hists = np.asarray(hists, dtype=np.float64)
         B = hists.shape[0]
         scales = self._last_scales
