@@ -167,10 +167,9 @@ def boost(
             eval_error[k].append(errors)
 
     check_subsample(algorithm, subsample)
-    if (subsample < 1.0 or colsample_bytree < 1.0) and (getattr(backend, "fused_update", False)
-                                                         or getattr(backend, "keeps_scores", False)):
-        raise ValueError(f"subsample and colsample_bytree < 1 do not run on the {backend.name} backend yet; use "
-                         "device='cpu'.")
+    if subsample < 1.0 and (getattr(backend, "fused_update", False) or getattr(backend, "keeps_scores", False)):
+        raise ValueError(f"subsample < 1 does not run on the {backend.name} backend yet (it grows every tree on "
+                         "every row); use device='cpu'.")
     n_features = backend.codes.shape[1]
 
     def grow_iteration(F: np.ndarray, plan: list[GrowerParams], iteration: int, score: bool = False, sample=None):

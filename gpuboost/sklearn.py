@@ -90,8 +90,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     max_depth : int or None, default=None
         The deepest a tree may grow: a node at this depth (the root's is 0) is not split
         (LightGBM's and XGBoost's ``max_depth``; trees still grow best-first to at most
-        ``max_leaves`` leaves). None, the papers' setting: no limit but ``max_leaves``. Trained
-        on the CPU only in this version ("auto" picks the CPU where it is set).
+        ``max_leaves`` leaves). None, the papers' setting: no limit but ``max_leaves``.
     learning_rate : float, default=0.1
         Shrinkage (the papers' nu).
     max_bins : int, default=255
@@ -161,8 +160,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         robust LogitBoost on more classes and LogitBoost the tree's sum of w p (1 - p), for
         MART and ABC-MART (first-order gains) the rows' weights. 0, the papers' setting: none.
         It keeps rows of tiny weight out of leaves of their own (docs/algorithms.md, "Sample
-        and class weights"). Not for K-LogitBoost and AdaBoost.MH (vector trees), and trained
-        on the CPU only in this version ("auto" picks the CPU where it is > 0).
+        and class weights"). Not for K-LogitBoost and AdaBoost.MH (vector trees).
     subsample : float in (0, 1], default=1.0
         The fraction of the training rows each iteration's trees are grown on: subsample x
         n_samples rows (rounded, halves up; at least one) drawn without replacement, anew each
@@ -179,8 +177,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         them (rounded, halves up; at least one), drawn anew for each tree with ``random_state``
         (XGBoost's ``colsample_bytree``, LightGBM's ``feature_fraction``). 1.0, the papers':
         every feature. Every algorithm takes it; the draws, like subsample's, depend on the
-        seed, the iteration and the tree's place in it alone. Trained on the CPU only in this
-        version ("auto" picks the CPU where it is < 1).
+        seed, the iteration and the tree's place in it alone, so the CPU and the GPU draw the
+        same features.
     validation_fraction : float in (0, 1) or None, default=None
         Hold out this fraction of the training rows as an eval set, for early stopping without
         one of your own (scikit-learn's HistGradientBoosting has the same parameter):
@@ -464,14 +462,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
         cpu_only = (  # what the CUDA backend does not have yet: device='cuda' refuses it, 'auto' takes the CPU
-            (self.min_child_weight > 0, "min_child_weight > 0 runs on the CPU in this version (the CUDA kernels "
-                                        "have no minimum Hessian per child yet)"),
             (self.subsample < 1, "subsample < 1 runs on the CPU in this version (the CUDA backend grows every "
                                  "tree on every row)"),
-            (self.colsample_bytree < 1, "colsample_bytree < 1 runs on the CPU in this version (the CUDA split "
-                                        "kernel searches every feature)"),
-            (self.max_depth is not None, "max_depth runs on the CPU in this version (the CUDA grower has no depth "
-                                         "limit yet)"),
         )
         for wanted, why in cpu_only:
             if device == "cuda" and wanted:

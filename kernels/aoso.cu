@@ -69,7 +69,7 @@ __device__ __forceinline__ double fixed_scale(double m, int bits) {
 // tree bookkeeping
 
 extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int* nstart, int* nstop, int* nchild,
-                                      double* ngain, double* nfinal, int* nsplit, int* ctrl) {
+                                      double* ngain, double* nfinal, int* nsplit, int* ndepth, int* ctrl) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x;
     for (int j = tid; j < n_rows; j += gridDim.x * blockDim.x) rows[j] = j;
     if (tid < max_nodes) {
@@ -82,6 +82,7 @@ extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int*
         nsplit[3 * tid] = -1;
         nsplit[3 * tid + 1] = -1;
         nsplit[3 * tid + 2] = 0;
+        ndepth[tid] = 0;
     }
     if (tid == 0) {
         ctrl[GB_STOP] = 0;
@@ -93,9 +94,9 @@ extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int*
 }
 
 // The open leaf with the largest positive gain (ties: the lowest node id) is split in step
-// `step`: its children become nodes 2 step + 1 and 2 step + 2. No such leaf: the tree is
-// complete. One warp.
-extern "C" __global__ void pick_leaf(int step, double* ngain, double* nfinal, int* nchild, int* ctrl) {
+// `step`: its children become nodes 2 step + 1 and 2 step + 2, one level deeper (ndepth). No
+// such leaf: the tree is complete. One warp.
+extern "C" __global__ void pick_leaf(int step, double* ngain, double* nfinal, int* nchild, int* ndepth, int* ctrl) {
     if (blockIdx.x != 0 || threadIdx.x >= 32 || ctrl[GB_STOP]) return;
     const int lane = threadIdx.x;
     const int n_nodes = 2 * step + 1;
@@ -127,6 +128,7 @@ extern "C" __global__ void pick_leaf(int step, double* ngain, double* nfinal, in
     ngain[best] = -gb_inf();
     nchild[2 * best] = n_nodes;
     nchild[2 * best + 1] = n_nodes + 1;
+    ndepth[n_nodes] = ndepth[n_nodes + 1] = ndepth[best] + 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,23 +645,33 @@ __device__ __forceinline__ FeatureScan feature_totals(const long long* __restric
     return t;
 }
 
+// what a child needs: min_samples_leaf rows and a Hessian sum (decoded) of min_child_weight
+struct ChildLimits {
+    int min_samples_leaf;
+    double min_child_weight;  // 0: no limit
+};
+
+__device__ __forceinline__ bool children_allowed(const ChildLimits& lim, long long CL, long long CR, double HL,
+                                                 double HR) {
+    return CL >= lim.min_samples_leaf && CR >= lim.min_samples_leaf &&
+           (lim.min_child_weight <= 0.0 || (HL >= lim.min_child_weight && HR >= lim.min_child_weight));
+}
+
 // the gains of bin b's two candidates, given the inclusive prefix sums (lg, lh, lc) of bins 0..b
 __device__ __forceinline__ void candidate_gains(const FeatureScan& t, long long lg, long long lh, long long lc,
-                                                double sg, double shs, int min_samples_leaf, double parent,
+                                                double sg, double shs, const ChildLimits& lim, double parent,
                                                 double& gain0, double& gain1) {
     gain0 = -gb_inf();
     gain1 = -gb_inf();
     {  // missing values right
-        const long long CL = lc, CR = t.tc - lc + t.mc;
-        if (CL >= min_samples_leaf && CR >= min_samples_leaf)
-            gain0 = split_gain((double)lg / sg, (double)lh / shs, (double)(t.tg - lg + t.mg) / sg,
-                               (double)(t.th - lh + t.mh) / shs, parent);
+        const double HL = (double)lh / shs, HR = (double)(t.th - lh + t.mh) / shs;
+        if (children_allowed(lim, lc, t.tc - lc + t.mc, HL, HR))
+            gain0 = split_gain((double)lg / sg, HL, (double)(t.tg - lg + t.mg) / sg, HR, parent);
     }
     if (t.mc > 0) {  // missing values left
-        const long long CL = lc + t.mc, CR = t.tc - lc;
-        if (CL >= min_samples_leaf && CR >= min_samples_leaf)
-            gain1 = split_gain((double)(lg + t.mg) / sg, (double)(lh + t.mh) / shs, (double)(t.tg - lg) / sg,
-                               (double)(t.th - lh) / shs, parent);
+        const double HL = (double)(lh + t.mh) / shs, HR = (double)(t.th - lh) / shs;
+        if (children_allowed(lim, lc + t.mc, t.tc - lc, HL, HR))
+            gain1 = split_gain((double)(lg + t.mg) / sg, HL, (double)(t.tg - lg) / sg, HR, parent);
     }
 }
 
@@ -672,22 +684,27 @@ __device__ __forceinline__ double parent_term(const FeatureScan& t, double sg, d
 constexpr int SPLIT_WARPS = 8;
 
 __device__ void pick_split(int slot, int node, long long* hist, int D, const int* feat_off, int total_cells,
-                           const double* nscale, int min_samples_leaf, const double* fbest, double* ngain,
+                           const double* nscale, const ChildLimits& lim, const double* fbest, double* ngain,
                            int* nsplit);
 
 // One warp per feature: its largest gain, into fbest. The last block of the node to finish
-// picks the node's split (pick_split) and zeroes the histogram slot.
+// picks the node's split (pick_split) and zeroes the histogram slot. A feature that `allowed`
+// leaves out (colsample_bytree) has no candidate; neither has a node at max_depth (ndepth).
 extern "C" __global__ void __launch_bounds__(SPLIT_WARPS * 32)
 split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, long long* __restrict__ hist, int D,
             const int* __restrict__ feat_off, int total_cells, const double* __restrict__ nscale,
-            int min_samples_leaf, double* __restrict__ fbest, double* __restrict__ ngain, int* __restrict__ nsplit,
-            int* __restrict__ counters) {
+            int min_samples_leaf, double min_child_weight, const unsigned char* __restrict__ allowed,
+            const int* __restrict__ ndepth, int max_depth, double* __restrict__ fbest, double* __restrict__ ngain,
+            int* __restrict__ nsplit, int* __restrict__ counters) {
     if (ctrl[GB_STOP]) return;
     const int slot = blockIdx.y;
     const int node = batch[slot];
     const int lane = threadIdx.x & 31;
     const int f = blockIdx.x * SPLIT_WARPS + (threadIdx.x >> 5);
-    if (f < D) {
+    const ChildLimits lim = {min_samples_leaf, min_child_weight};
+    if (f < D && (!allowed[f] || ndepth[node] >= max_depth)) {
+        if (lane == 0) fbest[(long long)slot * D + f] = -gb_inf();
+    } else if (f < D) {
         const long long* hf = hist + ((long long)slot * total_cells + feat_off[f]) * 3;
         const int n_codes = feat_off[f + 1] - feat_off[f];  // the feature's value bins and its missing bin
         const double sg = nscale[2 * node], shs = nscale[2 * node + 1];
@@ -704,7 +721,7 @@ split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, long lo
             const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
             if (in) {
                 double gain0, gain1;
-                candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+                candidate_gains(t, lg, lh, lc, sg, shs, lim, parent, gain0, gain1);
                 best = fmax(best, fmax(gain0, gain1));
             }
             cg = __shfl_sync(0xffffffffu, lg, 31);
@@ -721,14 +738,14 @@ split_gains(const int* __restrict__ batch, const int* __restrict__ ctrl, long lo
     __syncthreads();
     if (!last) return;
     __threadfence();
-    pick_split(slot, node, hist, D, feat_off, total_cells, nscale, min_samples_leaf, fbest, ngain, nsplit);
+    pick_split(slot, node, hist, D, feat_off, total_cells, nscale, lim, fbest, ngain, nsplit);
     if (threadIdx.x == 0) counters[slot] = 0;  // ready for the next launch
 }
 
 // the top gain over the features, then the first candidate within SPLIT_TIE of it (the first
 // feature whose best reaches it, scanned by one warp); then the slot is zeroed
 __device__ void pick_split(int slot, int node, long long* hist, int D, const int* feat_off, int total_cells,
-                           const double* nscale, int min_samples_leaf, const double* fbest, double* ngain,
+                           const double* nscale, const ChildLimits& lim, const double* fbest, double* ngain,
                            int* nsplit) {
     __shared__ double sh_top;
     __shared__ int sh_f;
@@ -775,7 +792,7 @@ __device__ void pick_split(int slot, int node, long long* hist, int D, const int
                 const long long lh = ch + warp_inclusive_scan(in ? hf[3 * b + 1] : 0, lane);
                 const long long lc = cc + warp_inclusive_scan(in ? hf[3 * b + 2] : 0, lane);
                 double gain0 = -gb_inf(), gain1 = -gb_inf();
-                if (in) candidate_gains(t, lg, lh, lc, sg, shs, min_samples_leaf, parent, gain0, gain1);
+                if (in) candidate_gains(t, lg, lh, lc, sg, shs, lim, parent, gain0, gain1);
                 const bool hit = gain0 >= at_least || gain1 >= at_least;
                 const unsigned hits = __ballot_sync(0xffffffffu, hit);
                 if (hits) {

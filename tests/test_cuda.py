@@ -98,9 +98,12 @@ def test_stages_against_numpy(case):
 
     from gpuboost.backends.numpy import best_splits
 
-    for msl in (1, 3):
-        found = gpu.find_splits(hists_gpu, msl)
-        expected = best_splits(hists_gpu, hists_gpu[:, 0].sum(axis=1), msl)
+    # min_child_weight binding at the root (a fifth of its Hessian) and a mask of features
+    mcw = 0.2 * hists_gpu[0, 0, :, 1].sum()
+    mask = np.arange(codes.shape[1]) % 2 == 1 if codes.shape[1] > 1 else np.ones(1, bool)
+    for msl, mcw_, features in ((1, 0.0, None), (3, 0.0, None), (1, mcw, None), (1, 0.0, mask), (3, mcw, mask)):
+        found = gpu.find_splits(hists_gpu, msl, mcw_, features)
+        expected = best_splits(hists_gpu, hists_gpu[:, 0].sum(axis=1), msl, min_child_weight=mcw_, features=features)
         ok = np.isfinite(expected.gain) & (expected.gain > 0)
         assert np.array_equal(np.isfinite(found.gain), ok)
         assert np.array_equal(found.feature[ok], expected.feature[ok])
@@ -138,8 +141,12 @@ def test_one_row_and_all_rows_in_one_bin():
     assert not np.isfinite(found.gain[0])
 
 
-def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True):
-    """Grow n_trees on the GPU and with the NumPy reference, each from the reference's F."""
+def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=1.0, **limits):
+    """Grow n_trees on the GPU and with the NumPy reference, each from the reference's F
+    (``limits``: min_child_weight, max_depth; ``colsample``: each tree's own feature mask)."""
+    from dataclasses import replace
+
+    from gpuboost.boosting import feature_sample
     from gpuboost.backends.cuda import CudaBackend
     from gpuboost.backends.numpy import NumpyBackend
     from gpuboost.binning import BinMapper
@@ -152,14 +159,18 @@ def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True):
     ref = NumpyBackend(codes, y, None, K, **kw)
     gpu = CudaBackend(codes, y, None, K, **kw)
     gpu.derive_siblings = derive
-    params = GrowerParams(max_leaves=max_leaves)
-    grower = TreeGrower(ref, params, mapper.bin_upper_edge, len(y))
+    base = GrowerParams(max_leaves=max_leaves, **limits)
+    grower = TreeGrower(ref, base, mapper.bin_upper_edge, len(y))
     F = np.zeros((len(y), K))
     out = []
-    for _ in range(n_trees):
+    for k in range(n_trees):
+        params = base
+        features = feature_sample(X.shape[1], colsample, 0, k, 0)
+        if features is not None:
+            params = replace(base, features=features)
         ref.set_scores(F)
         gpu.set_scores(F)
-        tree_ref, seg_ref, ids_ref = grower.grow()
+        tree_ref, seg_ref, ids_ref = grower.grow(params)
         tree_gpu, seg_gpu, ids_gpu = gpu.grow_tree(params, mapper.bin_upper_edge)
         out.append((tree_ref, tree_gpu))
         step = 0.1 * tree_ref.node_vectors(K)
@@ -179,12 +190,35 @@ def _first_difference(a, b):
     return None if a.n_nodes == b.n_nodes else (min(a.n_nodes, b.n_nodes), "size")
 
 
-@pytest.mark.parametrize("derive", [True, False])
-def test_trees_match_the_numpy_reference_from_the_same_F(derive):
+LIMITS = {
+    "derived statistics": dict(derive=True),
+    "own statistics": dict(derive=False),
+    "min_child_weight": dict(min_child_weight=2.0),
+    "max_depth": dict(max_depth=3),
+    "colsample_bytree": dict(colsample=0.5),
+}
+
+
+@pytest.mark.parametrize("case", list(LIMITS))
+def test_trees_match_the_numpy_reference_from_the_same_F(case):
     from conftest import load_dataset
 
     X, y, _, _ = load_dataset("pendigits")
-    pairs = _trees_from_the_same_F(X[:3000], y[:3000], 30, derive=derive)
+    kw = LIMITS[case]
+    pairs = _trees_from_the_same_F(X[:3000], y[:3000], 30, **kw)
+    if "max_depth" in kw:
+        for _, tree_gpu in pairs:
+            depth = np.zeros(tree_gpu.n_nodes, dtype=int)
+            for j in range(tree_gpu.n_nodes):
+                if tree_gpu.left[j] >= 0:
+                    depth[tree_gpu.left[j]] = depth[tree_gpu.right[j]] = depth[j] + 1
+            assert depth.max() <= kw["max_depth"]
+    if "colsample" in kw:  # each tree splits on its own features only
+        from gpuboost.boosting import feature_sample
+
+        for k, (_, tree_gpu) in enumerate(pairs):
+            used = tree_gpu.feature[tree_gpu.feature >= 0]
+            assert feature_sample(X.shape[1], kw["colsample"], 0, k, 0)[used].all()
     same = 0
     for k, (tree_ref, tree_gpu) in enumerate(pairs):
         diff = _first_difference(tree_ref, tree_gpu)
@@ -264,6 +298,35 @@ def test_fit_predict_auto_picks_the_gpu_and_cpu_prediction_agrees():
     cpu = BoostClassifier(n_estimators=1000, device="cpu").fit(X, y)
     errors_cpu = int(np.count_nonzero(cpu.predict(Xt) != yt))
     assert abs(errors - errors_cpu) <= 8, (errors, errors_cpu)
+
+
+def test_the_estimator_trains_with_limits_on_the_gpu():
+    """min_child_weight, max_depth and colsample_bytree train on the GPU (the fused update and
+    its CUDA graph), with the limits kept, and as accurately as the CPU with the same settings.
+    The two fits part at the first node's exact tie (test_fit_predict_auto_picks_the_gpu...);
+    without limits their test errors at 1000 trees differ by at most 4 over row permutations.
+    The tolerance here, 12, allows for the limits' own near-ties."""
+    from gpuboost import BoostClassifier
+    from conftest import load_dataset
+
+    X, y, Xt, yt = load_dataset("pendigits")
+    kw = dict(n_estimators=1000, min_child_weight=0.5, max_depth=4, colsample_bytree=0.5, random_state=3)
+    gpu = BoostClassifier(device="cuda", **kw).fit(X, y)
+    cpu = BoostClassifier(device="cpu", **kw).fit(X, y)
+    assert gpu.device_ == "cuda" and BoostClassifier(device="auto", **kw).fit(X[:500], y[:500]).device_ == "cuda"
+    from gpuboost.boosting import feature_sample
+
+    for k, tree in enumerate(gpu.trees_):
+        used = tree.feature[tree.feature >= 0]
+        assert feature_sample(X.shape[1], 0.5, 3, k, 0)[used].all()
+        depth = np.zeros(tree.n_nodes, dtype=int)
+        for j in range(tree.n_nodes):
+            if tree.left[j] >= 0:
+                depth[tree.left[j]] = depth[tree.right[j]] = depth[j] + 1
+        assert depth.max() <= 4
+    errors = [int(np.count_nonzero(m.predict(Xt) != yt)) for m in (gpu, cpu)]
+    print(f"pendigits, 1000 trees with limits: GPU {errors[0]}, CPU {errors[1]} test errors")
+    assert abs(errors[0] - errors[1]) <= 12, errors
 
 
 def test_optdigits_converges_to_the_papers_tolerance():

@@ -99,10 +99,8 @@ def test_every_tree_of_a_model_keeps_the_depth(algorithm):
     assert max(node_depths(t).max() for t in unlimited.trees_) > 2  # the limit did something
 
 
-def test_max_depth_is_checked_saved_and_left_to_the_cpu(tmp_path, monkeypatch):
+def test_max_depth_is_checked_and_saved(tmp_path):
     import pickle
-
-    import gpuboost.sklearn as sk
 
     X, y = data()
     for bad in (0, -1, 2.5, "3", True):
@@ -116,7 +114,3 @@ def test_max_depth_is_checked_saved_and_left_to_the_cpu(tmp_path, monkeypatch):
     old = pickle.loads(pickle.dumps(model))
     old.__setstate__(state)
     assert old.max_depth is None
-    monkeypatch.setattr(sk, "resolve_device", lambda device, algorithm="aoso": "cuda")  # as if a GPU were there
-    assert BoostClassifier(max_depth=3, n_estimators=2, device="auto").fit(X, y).device_ == "cpu"
-    with pytest.raises(ValueError, match="max_depth runs on the CPU in this version"):
-        BoostClassifier(max_depth=3, n_estimators=2, device="cuda").fit(X, y)

@@ -195,15 +195,8 @@ def _out_of_memory(exc, needed: int):
     return gpu_memory_error(needed)
 
 
-def _refuse_cpu_only(min_child_weight, features=None, max_depth=None) -> None:
-    """The CUDA kernels' split search has no minimum Hessian per child, no feature mask and no
-    depth limit yet (the estimator trains such models on the CPU)."""
-    if max_depth is not None:
-        raise ValueError("max_depth is not in the CUDA grower yet; train with device='cpu'.")
-    if min_child_weight > 0:
-        raise ValueError("min_child_weight > 0 is not in the CUDA kernels yet; train with device='cpu'.")
-    if features is not None:
-        raise ValueError("colsample_bytree < 1 is not in the CUDA kernels yet; train with device='cpu'.")
+#: max_depth's stand-in for "no limit" in the split kernel (a node's depth is below it)
+NO_DEPTH_LIMIT = np.iinfo(np.int32).max
 
 
 class CudaBackend(Backend):
@@ -273,6 +266,8 @@ class CudaBackend(Backend):
                     self.partials = cupy.empty(2 * self.stat_blocks * self.stat_stride)
                     self.hist = cupy.zeros((2, self.total_cells, N_CHANNELS), dtype=cupy.int64)
                     self.fbest = cupy.empty(2 * D)
+                    # the features a tree may split on (colsample_bytree), one byte each
+                    self.allowed = cupy.ones(max(1, D), dtype=cupy.uint8)
                     # last-block counters of class_stats and split_gains (2 slots each)
                     self.counters = cupy.zeros(6, dtype=cupy.int32)  # ... part_count, softmax_loss
                 self.stream.synchronize()
@@ -281,6 +276,7 @@ class CudaBackend(Backend):
         self.nb = nb_cuda
         self.nb_stream = nb_cuda.external_stream(self.stream.ptr)
         self._nb = {name: nb_cuda.as_cuda_array(getattr(self, name)) for name in ("F", "rows", "leaf_of")}
+        self._all_allowed = True  # self.allowed holds ones only
         self._pending = False  # update_scores marked the rows' leaves; F += the leaves' deltas is to come
         self._fresh_loss = None  # the loss of the last fused grow_tree, not yet returned by rescore
         self._tables: dict = {}
@@ -365,6 +361,8 @@ class CudaBackend(Backend):
         t["nstart"], t["nstop"] = ints[0:M], ints[M:2 * M]
         t["npair"], t["nsplit"] = ints[2 * M:4 * M], ints[4 * M:7 * M]
         t["nchild"], t["ctrl"] = ints[7 * M:9 * M], ints[9 * M:9 * M + CTRL_SIZE]
+        with self.stream:
+            t["ndepth"] = cp.zeros(M, dtype=cp.int32)  # each node's depth (the root's: 0)
         ctrl = t["ctrl"]
         # the children of this step by size, and the flag for the larger one's own pass
         t["smaller"], t["larger"], t["direct"] = ctrl[2:3], ctrl[3:4], ctrl[4:5]
@@ -391,7 +389,7 @@ class CudaBackend(Backend):
         blocks = max(-(-t["M"] // 256), min(4 * self.n_sm, -(-self.n_rows // 256)))
         self._launch(self.k.reset_tree, (blocks,), (256,),
                      (_i32(self.n_rows), _i32(t["M"]), self.rows, t["nstart"], t["nstop"], t["nchild"], t["ngain"],
-                      t["nfinal"], t["nsplit"], t["ctrl"]))
+                      t["nfinal"], t["nsplit"], t["ndepth"], t["ctrl"]))
 
     def _stats(self, t, batch, n_batch, rule_eq32: bool, hist_batch=None, gate=0):
         """Class statistics, the pair and the node sums of a batch: one pass over the rows for
@@ -439,12 +437,31 @@ class CudaBackend(Backend):
                      shared_mem=self.hist_shared)
         self._stop(token)
 
-    def _split(self, t, batch, n_batch, min_samples_leaf):
+    def _split(self, t, batch, n_batch, limits):
+        """The best split of each node of the batch. ``limits``: (min_samples_leaf,
+        min_child_weight, max_depth or NO_DEPTH_LIMIT); the features are ``self.allowed``."""
+        min_samples_leaf, min_child_weight, max_depth = limits
         token = self._start("split evaluation")
         self._launch(self.k.split_gains, (-(-self.n_features // SPLIT_WARPS), n_batch), (SPLIT_WARPS * 32,),
                      (batch, t["ctrl"], self.hist, _i32(self.n_features), self.feat_off, _i32(self.total_cells),
-                      t["nscale"], _i32(min_samples_leaf), self.fbest, t["ngain"], t["nsplit"], self.counters[2:4]))
+                      t["nscale"], _i32(min_samples_leaf), np.float64(min_child_weight), self.allowed, t["ndepth"],
+                      _i32(max_depth), self.fbest, t["ngain"], t["nsplit"], self.counters[2:4]))
         self._stop(token)
+
+    def _allow(self, features) -> None:
+        """Let the next splits use the features of the boolean mask ``features`` (None: all).
+        The copy is ordered on the stream, before the launches (or graph) that read it."""
+        if features is None:
+            if not self._all_allowed:
+                with self.stream:
+                    self.allowed.fill(1)
+                self._all_allowed = True
+            return
+        mask = np.asarray(features, dtype=bool)
+        if mask.shape != (self.n_features,):
+            raise ValueError(f"features must be a mask of {self.n_features} booleans, got shape {mask.shape}")
+        self.allowed.set(mask.astype(np.uint8), stream=self.stream)
+        self._all_allowed = bool(mask.all())
 
     def _partition(self, t):
         token = self._start("partition")
@@ -458,25 +475,26 @@ class CudaBackend(Backend):
         self._launch(self.k.part_copy, (blocks,), (256,), (t["ctrl"], t["nstart"], t["nstop"], self.tmp, self.rows))
         self._stop(token)
 
-    def _evaluate(self, t, batch, n_batch, grow: bool, rule_eq32: bool, min_samples_leaf: int):
+    def _evaluate(self, t, batch, n_batch, grow: bool, rule_eq32: bool, limits):
         if n_batch == 2 and self.n_classes <= MERGED_MAX_K and self.derive_siblings:
             self._children_stats(t, rule_eq32)  # batch is this step's children
         else:
             self._stats(t, batch, n_batch, rule_eq32)
         if grow:
             self._hist(t, batch, n_batch)
-            self._split(t, batch, n_batch, min_samples_leaf)
+            self._split(t, batch, n_batch, limits)
 
-    def _tree_launches(self, t, max_leaves, rule_eq32, min_samples_leaf, update=None):
+    def _tree_launches(self, t, max_leaves, rule_eq32, limits, update=None):
         self._reset(t)
         batches = t["batches"]
-        self._evaluate(t, batches[0], 1, max_leaves > 1, rule_eq32, min_samples_leaf)
+        self._evaluate(t, batches[0], 1, max_leaves > 1, rule_eq32, limits)
         for step in range(max_leaves - 1):
             token = self._start("leaf pick")
-            self._launch(self.k.pick_leaf, (1,), (32,), (_i32(step), t["ngain"], t["nfinal"], t["nchild"], t["ctrl"]))
+            self._launch(self.k.pick_leaf, (1,), (32,),
+                         (_i32(step), t["ngain"], t["nfinal"], t["nchild"], t["ndepth"], t["ctrl"]))
             self._stop(token)
             self._partition(t)
-            self._evaluate(t, batches[step + 1], 2, step < max_leaves - 2, rule_eq32, min_samples_leaf)
+            self._evaluate(t, batches[step + 1], 2, step < max_leaves - 2, rule_eq32, limits)
         if update is not None:
             self._fused_update(t, *update)
 
@@ -512,7 +530,6 @@ class CudaBackend(Backend):
         loss, which the next ``rescore()`` returns without another pass: a tree then costs one
         launch and one read of the node table and the loss.
         """
-        _refuse_cpu_only(params.min_child_weight, params.features, params.max_depth)
         from ..grower import make_tree
 
         if params.fixed_pair is not None or params.vector or params.first_order:
@@ -526,8 +543,11 @@ class CudaBackend(Backend):
             update = (float(learning_rate), float(params.leaf_clip), float(params.value_scale))
             if self._pending:
                 self._softmax()  # an earlier update_scores first
-        key = (J, rule_eq32, int(params.min_samples_leaf), self.derive_siblings, update)
+        limits = (int(params.min_samples_leaf), float(params.min_child_weight),
+                  NO_DEPTH_LIMIT if params.max_depth is None else int(params.max_depth))
+        key = (J, rule_eq32, limits, self.derive_siblings, update)
         with self.cp.cuda.Device(self.device_id):
+            self._allow(params.features)  # read by the launches: not a part of the graph's key
             if self.use_graph and self.profile is None:
                 graph = self._graphs.get(key)
                 if graph is None:
@@ -562,13 +582,13 @@ class CudaBackend(Backend):
 
     def _capture(self, t, key):
         """The tree's launches as one CUDA graph (None where capture is not supported)."""
-        max_leaves, rule_eq32, min_samples_leaf, _, update = key
+        max_leaves, rule_eq32, limits, _, update = key
         if update is not None:
             self._warm_mark_leaves()  # numba compiles on its first launch, which must not be captured
         try:
             self.stream.begin_capture()
             try:
-                self._tree_launches(t, max_leaves, rule_eq32, min_samples_leaf, update=update)
+                self._tree_launches(t, max_leaves, rule_eq32, limits, update=update)
             finally:
                 graph = self.stream.end_capture()
         except Exception:  # an old CuPy or driver: launch kernel by kernel
@@ -797,8 +817,8 @@ class CudaBackend(Backend):
 
     def find_splits(self, hists, min_samples_leaf, min_child_weight=0.0, features=None):
         """Best splits of histograms that ``histograms`` returned (re-encoded exactly with the
-        same scales: they are powers of two)."""
-        _refuse_cpu_only(min_child_weight, features)
+        same scales: they are powers of two). ``features``: a mask of the features with
+        candidates (None: all)."""
         hists = np.asarray(hists, dtype=np.float64)
         B = hists.shape[0]
         scales = self._last_scales
@@ -808,6 +828,7 @@ class CudaBackend(Backend):
         with self.stream:
             t["nscale"][:2 * B] = self.cp.asarray(scales.reshape(-1))
             t["ngain"].fill(-np.inf)
+        self._allow(features)
         for batch, lo, hi in self._batches(B):
             enc = np.empty((hi - lo, self.total_cells, N_CHANNELS), dtype=np.int64)
             for j in range(hi - lo):
@@ -818,7 +839,7 @@ class CudaBackend(Backend):
                 enc[j] = self._compact(fixed)
             with self.stream:
                 self.hist[:hi - lo] = self.cp.asarray(enc)
-            self._split(t, batch, hi - lo, min_samples_leaf)
+            self._split(t, batch, hi - lo, (int(min_samples_leaf), float(min_child_weight), NO_DEPTH_LIMIT))
         gain = t["ngain"][:B].get(stream=self.stream)
         split = t["nsplit"][:3 * B].get(stream=self.stream).reshape(B, 3)
         out.gain[:] = np.where(gain > 0, gain, -np.inf)
