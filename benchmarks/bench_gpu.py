@@ -83,7 +83,7 @@ def first_reach(curve, target):
     return None
 
 
-def run_gpuboost(X, y, Xt, yt, trees, every, device):
+def run_gpuboost(X, y, Xt, yt, trees, every, device, **options):
     import cupy as cp
 
     from gpuboost import BoostClassifier
@@ -92,7 +92,7 @@ def run_gpuboost(X, y, Xt, yt, trees, every, device):
     pool = cp.get_default_memory_pool()
     pool.free_all_blocks()
     model = BoostClassifier(n_estimators=trees, max_leaves=LEAVES, learning_rate=LEARNING_RATE, device=device,
-                            tol=0.0)
+                            tol=0.0, **options)
     times = []
 
     from gpuboost.callback import Callback
@@ -241,11 +241,21 @@ def main(argv=None):
                         help="XGBoost and LightGBM: score the test set every this many rounds (default: --every / K)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["gpuboost", "xgboost", "lightgbm", "cpu"])
     parser.add_argument("--breakdown", action="store_true")
+    parser.add_argument("--subsample", type=float, default=1.0, help="gpuboost GPU only (the peers run without)")
+    parser.add_argument("--colsample", type=float, default=1.0, help="colsample_bytree, gpuboost GPU only")
+    parser.add_argument("--no-sample-ahead", action="store_true",
+                        help="draw each iteration's rows when it starts (A/B of boosting._RowSamples' second thread)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--target-errors", type=int,
                         help="also report the wall time to reach this test error (e.g. XGBoost-GPU's from an "
                              "earlier run on the same GPU model, when XGBoost is skipped)")
     args = parser.parse_args(argv)
+    options = dict(subsample=args.subsample, colsample_bytree=args.colsample, random_state=0)
+    if args.no_sample_ahead:
+        import gpuboost.boosting as boosting
+
+        plain = boosting._RowSamples.__init__
+        boosting._RowSamples.__init__ = lambda self, n, ss, seed, ahead: plain(self, n, ss, seed, False)
 
     import cupy as cp
 
@@ -263,7 +273,7 @@ def main(argv=None):
         res = report["results"][name] = dict(split=split, n_train=len(y), n_test=len(yt), K=K)
         log(f"\n== {name}: {len(y)} train rows, {len(yt)} test rows, {X.shape[1]} features, K = {K}")
         peer_every = args.peer_every or max(1, args.every // K)
-        runs = [("gpuboost-gpu", lambda: run_gpuboost(X, y, Xt, yt, args.trees, args.every, "cuda")),
+        runs = [("gpuboost-gpu", lambda: run_gpuboost(X, y, Xt, yt, args.trees, args.every, "cuda", **options)),
                 ("xgboost-gpu", lambda: run_xgboost(X, y, Xt, yt, args.xgb_rounds, peer_every)),
                 ("lightgbm-cpu", lambda: run_lightgbm(X, y, Xt, yt, args.lgb_rounds, peer_every, threads)),
                 ("gpuboost-cpu", lambda: run_gpuboost_cpu(X, y, Xt, yt, args.cpu_trees))]

@@ -8,7 +8,8 @@ leaves, learning rate 0.1) with each ``--subsample`` value (every feature), then
 after a quarter, half and all of the iterations, the fewest over the run, and the fit's
 milliseconds per iteration. Subsampled fits are repeated with ``--seeds`` seeds (their spread
 is part of the answer). One process, fits in turn; the machine's noise applies to the times
-(compare them within a run).
+(compare them within a run). ``--device cuda`` fits on the GPU (after a warm-up fit of a few
+trees, so that no setting's time holds the kernels' compilation).
 
     python benchmarks/subsample.py pendigits --iterations 1000 --subsample 1.0 0.7 0.5 \
         --colsample 0.5 --seeds 2
@@ -38,15 +39,18 @@ def main() -> None:
     parser.add_argument("--colsample", type=float, nargs="*", default=[], help="colsample_bytree values (< 1)")
     parser.add_argument("--seeds", type=int, default=2, help="seeds of each subsampled setting")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--json", help="write the figures to this JSON file")
     args = parser.parse_args()
     from gpuboost import BoostClassifier
 
     print(f"subsample and colsample_bytree: {args.algorithm}, 20 leaves, learning rate 0.1, {args.iterations} iterations, "
-          f"{args.threads} threads; machine: {bench_cpu.machine()['cpu']}")
+          f"{args.threads} threads, device {args.device}; machine: {bench_cpu.machine()['cpu']}")
     out = []
     for name in args.datasets:
         Xtr, ytr, Xte, yte, _ = bench_cpu.load(name)
+        if args.device == "cuda":  # compile the kernels (and the sampled tree's graph) outside the timed fits
+            BoostClassifier(n_estimators=3, subsample=0.5, device="cuda").fit(Xtr, ytr)
         marks = sorted({args.iterations // 4, args.iterations // 2, args.iterations})
         print(f"{name}: {len(ytr)} training rows, {len(yte)} test rows; test errors after "
               f"{', '.join(map(str, marks))} iterations, the fewest (at), fit ms per iteration")
@@ -55,7 +59,7 @@ def main() -> None:
             for seed in range(1 if ss >= 1 and cs >= 1 else args.seeds):
                 model = BoostClassifier(algorithm=args.algorithm, n_estimators=args.iterations, max_leaves=20,
                                         learning_rate=0.1, subsample=ss, colsample_bytree=cs, random_state=seed,
-                                        device="cpu", n_jobs=args.threads)
+                                        device=args.device, n_jobs=args.threads)
                 started = time.perf_counter()
                 model.fit(Xtr, ytr)
                 fit_s = time.perf_counter() - started

@@ -98,6 +98,35 @@ def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.n
     return None if subsample >= 1.0 else _sample(n_rows, subsample, [seed, iteration])
 
 
+class _RowSamples:
+    """``row_sample`` of each iteration. With ``ahead`` (a device backend), the next iteration's
+    rows are drawn on a second thread while the device grows this iteration's trees: the same
+    rows, since a draw depends on the seed and the iteration alone."""
+
+    def __init__(self, n_rows: int, subsample: float, seed: int, ahead: bool):
+        self.args = (n_rows, subsample, seed)
+        self.pool = None
+        if ahead and subsample < 1.0:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(1, thread_name_prefix="gpuboost-row-sample")
+        self.next = None  # (iteration, future of its draw)
+
+    def __call__(self, iteration: int) -> np.ndarray | None:
+        if self.pool is None:
+            return row_sample(*self.args, iteration)
+        if self.next is not None and self.next[0] == iteration:
+            sample = self.next[1].result()
+        else:
+            sample = row_sample(*self.args, iteration)
+        self.next = (iteration + 1, self.pool.submit(row_sample, *self.args, iteration + 1))
+        return sample
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
 def feature_sample(n_features: int, colsample: float, seed: int, iteration: int, tree: int) -> np.ndarray | None:
     """The features the ``tree``-th tree of iteration ``iteration`` may split on, as a mask of
     n_features booleans (_sample's, entropy (seed, iteration, tree, 1)), or None where colsample
@@ -167,9 +196,9 @@ def boost(
             eval_error[k].append(errors)
 
     check_subsample(algorithm, subsample)
-    if subsample < 1.0 and (getattr(backend, "fused_update", False) or getattr(backend, "keeps_scores", False)):
-        raise ValueError(f"subsample < 1 does not run on the {backend.name} backend yet (it grows every tree on "
-                         "every row); use device='cpu'.")
+    if subsample < 1.0 and getattr(backend, "keeps_scores", False) and not getattr(backend, "fused_update", False):
+        raise ValueError(f"subsample < 1 does not run on the {backend.name} backend (its scores live on the device "
+                         "and it cannot add a tree to them); use device='cpu'.")
     n_features = backend.codes.shape[1]
 
     def grow_iteration(F: np.ndarray, plan: list[GrowerParams], iteration: int, score: bool = False, sample=None):
@@ -188,7 +217,7 @@ def boost(
                 params = replace(params, features=features)
             if getattr(backend, "fused_update", False) and len(plan) == 1:
                 # the device grows the tree, adds it to its F and computes the next p and loss
-                grown.append(backend.grow_tree(params, bin_edge, learning_rate=learning_rate)[0])
+                grown.append(backend.grow_tree(params, bin_edge, learning_rate=learning_rate, **on)[0])
                 continue
             if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
                 tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge, **on)
@@ -222,10 +251,11 @@ def boost(
     loss = backend.set_scores(F) if trees else initial_loss
     base = int(trees[-1].pair[0, 1]) if trees and algorithm in ABC else None
     grower = TreeGrower(backend, grower_params, bin_edge, n_rows)
+    samples = _RowSamples(n_rows, subsample, seed, ahead=getattr(backend, "fused_update", False))
     for iteration in range(len(train_loss), n_estimators):
         if loss <= tol:
             break
-        sample = row_sample(n_rows, subsample, seed, iteration)
+        sample = samples(iteration)
         if algorithm in ABC and (base is None or iteration % (gap + 1) == 0):
             if getattr(backend, "keeps_scores", False):
                 raise ValueError(f"algorithm={algorithm!r} does not run on the {backend.name} backend; use device='cpu'.")
@@ -260,6 +290,7 @@ def boost(
         monitor(grown)
         if after_iteration is not None and after_iteration(trees, train_loss, eval_loss, eval_error):
             break
+    samples.close()
     return BoostResult(
         trees=trees,
         train_loss=np.asarray(train_loss, dtype=np.float64),

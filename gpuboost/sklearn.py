@@ -170,8 +170,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         1.0, the papers' setting: every row. With an int ``random_state`` the model does not
         depend on ``n_jobs``, and a continuation draws the rows an uninterrupted fit would
         (other ``random_state`` values draw a new seed at each fit). Not for AdaBoost.MH (its
-        weights sum to 1 over every row), and trained on the CPU only in this version ("auto"
-        picks the CPU where it is < 1).
+        weights sum to 1 over every row). The CPU and the GPU draw the same rows.
     colsample_bytree : float in (0, 1], default=1.0
         The fraction of the features each tree may split on: colsample_bytree x n_features of
         them (rounded, halves up; at least one), drawn anew for each tree with ``random_state``
@@ -461,15 +460,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             y_codes = np.argmax(indicator, axis=1)  # the multi-label losses use the indicator, not this
         n_classes = len(self.classes_)
         _validation.check_memory(X.shape[0], n_classes)
-        cpu_only = (  # what the CUDA backend does not have yet: device='cuda' refuses it, 'auto' takes the CPU
-            (self.subsample < 1, "subsample < 1 runs on the CPU in this version (the CUDA backend grows every "
-                                 "tree on every row)"),
-        )
-        for wanted, why in cpu_only:
-            if device == "cuda" and wanted:
-                if self.device == "cuda":
-                    raise ValueError(f"{why}; use device='cpu' or 'auto'.")
-                device = "cpu"
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
 

@@ -68,10 +68,13 @@ __device__ __forceinline__ double fixed_scale(double m, int bits) {
 // ---------------------------------------------------------------------------------------------
 // tree bookkeeping
 
-extern "C" __global__ void reset_tree(int n_rows, int max_nodes, int* rows, int* nstart, int* nstop, int* nchild,
-                                      double* ngain, double* nfinal, int* nsplit, int* ndepth, int* ctrl) {
+// The root holds rows 0 .. n_rows - 1, or with `sample` (subsample's increasing row ids) its
+// first n_rows entries.
+extern "C" __global__ void reset_tree(int n_rows, const int* __restrict__ sample, int max_nodes, int* rows,
+                                      int* nstart, int* nstop, int* nchild, double* ngain, double* nfinal,
+                                      int* nsplit, int* ndepth, int* ctrl) {
     const int tid = blockIdx.x * blockDim.x + threadIdx.x;
-    for (int j = tid; j < n_rows; j += gridDim.x * blockDim.x) rows[j] = j;
+    for (int j = tid; j < n_rows; j += gridDim.x * blockDim.x) rows[j] = sample ? sample[j] : j;
     if (tid < max_nodes) {
         nstart[tid] = 0;
         nstop[tid] = tid == 0 ? n_rows : 0;
@@ -929,6 +932,19 @@ part_scatter(const int* __restrict__ ctrl, const int* __restrict__ rows, const i
                                  : start + n_left + (c * PART_THREADS - chunk_left) + (threadIdx.x - before);
             tmp[pos] = row;
         }
+    }
+}
+
+// every row's leaf in the tree of the node table, found from the root through its codes: the
+// fused update after a tree grown on a row sample (the other rows are in no leaf's segment)
+template <typename Code>
+__global__ void route_rows(const Code* __restrict__ codes, int n, int D, const int* __restrict__ feat_off,
+                           const int* __restrict__ nsplit, const int* __restrict__ nchild, int* __restrict__ leaf_of) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int node = 0;
+        while (nchild[2 * node] >= 0)
+            node = goes_left(codes, i, D, nsplit, node, feat_off) ? nchild[2 * node] : nchild[2 * node + 1];
+        leaf_of[i] = node;
     }
 }
 

@@ -10,12 +10,13 @@ static void keep_code_kernels(void** out) {
     out[2] = (void*)part_scatter<Code>;
     out[3] = (void*)apply_tree<Code>;
     out[4] = (void*)predict_add<Code>;
+    out[5] = (void*)route_rows<Code>;
 }
 
 void gpuboost_instantiate(void** out) {
     keep_code_kernels<unsigned char>(out);
-    keep_code_kernels<unsigned short>(out + 5);
-    out[10] = (void*)class_stats<1>;  // classes per lane: K <= 8 and 16 < K <= 32
-    out[11] = (void*)class_stats<4>;  // K <= 128
-    out[12] = (void*)class_stats<2>;  // 8 < K <= 16
+    keep_code_kernels<unsigned short>(out + 6);
+    out[12] = (void*)class_stats<1>;  // classes per lane: K <= 8 and 16 < K <= 32
+    out[13] = (void*)class_stats<4>;  // K <= 128
+    out[14] = (void*)class_stats<2>;  // 8 < K <= 16
 }

@@ -72,6 +72,10 @@ def test_stages_against_numpy(case):
     assert np.allclose(gpu.p, ref.p, rtol=1e-13, atol=1e-300)
     assert np.allclose(gpu.pc, ref.pc, rtol=1e-13, atol=1e-300)
 
+    sample = np.flatnonzero(rng.uniform(size=n) < 0.5)  # a row sample's partition: its rows, then the others
+    ref.reset_partition(sample)
+    gpu.reset_partition(sample)
+    assert np.array_equal(gpu.rows_host, ref.rows)
     # a partition first, so that segments hold rows out of order
     ref.reset_partition()
     gpu.reset_partition()
@@ -141,12 +145,13 @@ def test_one_row_and_all_rows_in_one_bin():
     assert not np.isfinite(found.gain[0])
 
 
-def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=1.0, **limits):
+def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=1.0, subsample=1.0, **limits):
     """Grow n_trees on the GPU and with the NumPy reference, each from the reference's F
-    (``limits``: min_child_weight, max_depth; ``colsample``: each tree's own feature mask)."""
+    (``limits``: min_child_weight, max_depth; ``colsample``: each tree's own feature mask;
+    ``subsample``: each tree's own rows)."""
     from dataclasses import replace
 
-    from gpuboost.boosting import feature_sample
+    from gpuboost.boosting import feature_sample, row_sample
     from gpuboost.backends.cuda import CudaBackend
     from gpuboost.backends.numpy import NumpyBackend
     from gpuboost.binning import BinMapper
@@ -168,10 +173,13 @@ def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=
         features = feature_sample(X.shape[1], colsample, 0, k, 0)
         if features is not None:
             params = replace(base, features=features)
+        sample = row_sample(len(y), subsample, 0, k)
         ref.set_scores(F)
         gpu.set_scores(F)
-        tree_ref, seg_ref, ids_ref = grower.grow(params)
-        tree_gpu, seg_gpu, ids_gpu = gpu.grow_tree(params, mapper.bin_upper_edge)
+        tree_ref, seg_ref, ids_ref = grower.grow(params, sample=sample)
+        tree_gpu, seg_gpu, ids_gpu = gpu.grow_tree(params, mapper.bin_upper_edge, sample=sample)
+        if sample is not None:
+            assert seg_gpu[:, 1].max() == len(sample)  # the leaves hold the sample's rows
         out.append((tree_ref, tree_gpu))
         step = 0.1 * tree_ref.node_vectors(K)
         ref.update_scores(F, seg_ref, step[ids_ref])
@@ -196,6 +204,7 @@ LIMITS = {
     "min_child_weight": dict(min_child_weight=2.0),
     "max_depth": dict(max_depth=3),
     "colsample_bytree": dict(colsample=0.5),
+    "subsample": dict(subsample=0.5),
 }
 
 
@@ -262,6 +271,33 @@ def test_fused_update_equals_the_host_update(case):
         assert loss_fused == loss_staged
 
 
+def test_fused_update_after_a_row_sample_moves_every_row():
+    """A tree grown on a row sample (subsample) is added to every row's F: each row routed from
+    the root through its codes on the device, bit for bit the host's leaf vectors at the host's
+    leaves; p, 1 - p and the loss as a fresh rescore of that F."""
+    from gpuboost.backends.cuda import CudaBackend
+    from gpuboost.backends.numpy import NumpyBackend
+    from gpuboost.boosting import row_sample
+    from gpuboost.grower import GrowerParams
+
+    codes, y, w, K, n_bins, missing_code, rng = _binned(n=900, d=6, K=5, weights=True)
+    F = rng.normal(size=(codes.shape[0], K))
+    fused = CudaBackend(codes, y, w, K, n_bins=n_bins, missing_code=missing_code)
+    check = CudaBackend(codes, y, w, K, n_bins=n_bins, missing_code=missing_code)
+    fused.set_scores(F)
+    params = GrowerParams(max_leaves=8)
+    for k in range(4):
+        sample = row_sample(len(y), 0.4, 1, k)
+        tree, seg, _ = fused.grow_tree(params, bins_as_thresholds, learning_rate=0.3, sample=sample)
+        assert seg[:, 1].max() == len(sample)
+        loss = fused.rescore()
+        leaves = NumpyBackend.tree_leaves(tree, codes, missing_code)
+        F = F + (0.3 * tree.node_vectors(K))[leaves]
+        assert np.array_equal(fused.scores(), F)
+        assert check.set_scores(F) == loss
+        assert np.array_equal(fused.p, check.p) and np.array_equal(fused.pc, check.pc)
+
+
 def test_deterministic_model_bytes(tmp_path):
     from gpuboost import BoostClassifier
 
@@ -301,8 +337,9 @@ def test_fit_predict_auto_picks_the_gpu_and_cpu_prediction_agrees():
 
 
 def test_the_estimator_trains_with_limits_on_the_gpu():
-    """min_child_weight, max_depth and colsample_bytree train on the GPU (the fused update and
-    its CUDA graph), with the limits kept, and as accurately as the CPU with the same settings.
+    """min_child_weight, max_depth, colsample_bytree and subsample train on the GPU (the fused
+    update and its CUDA graph), with the limits kept, and as accurately as the CPU with the same
+    settings.
     The two fits part at the first node's exact tie (test_fit_predict_auto_picks_the_gpu...);
     without limits their test errors at 1000 trees differ by at most 4 over row permutations.
     The tolerance here, 12, allows for the limits' own near-ties."""
@@ -310,7 +347,8 @@ def test_the_estimator_trains_with_limits_on_the_gpu():
     from conftest import load_dataset
 
     X, y, Xt, yt = load_dataset("pendigits")
-    kw = dict(n_estimators=1000, min_child_weight=0.5, max_depth=4, colsample_bytree=0.5, random_state=3)
+    kw = dict(n_estimators=1000, min_child_weight=0.5, max_depth=4, colsample_bytree=0.5, subsample=0.7,
+              random_state=3)
     gpu = BoostClassifier(device="cuda", **kw).fit(X, y)
     cpu = BoostClassifier(device="cpu", **kw).fit(X, y)
     assert gpu.device_ == "cuda" and BoostClassifier(device="auto", **kw).fit(X[:500], y[:500]).device_ == "cuda"

@@ -245,16 +245,6 @@ def test_an_old_pickle_gets_the_default():
     assert (old.subsample, old.colsample_bytree) == (1.0, 1.0)
 
 
-def test_the_gpu_leaves_what_it_lacks_to_the_cpu(monkeypatch):
-    import gpuboost.sklearn as sk
-
-    X, y, _, _ = data()
-    monkeypatch.setattr(sk, "resolve_device", lambda device, algorithm="aoso": "cuda")  # as if a GPU were there
-    assert BoostClassifier(n_estimators=2, device="auto", random_state=0, subsample=0.5).fit(X, y).device_ == "cpu"
-    with pytest.raises(ValueError, match="subsample < 1 runs on the CPU in this version"):
-        BoostClassifier(n_estimators=2, device="cuda", random_state=0, subsample=0.5).fit(X, y)
-
-
 def test_boost_refuses_what_it_cannot_sample():
     codes, y, w, _, n_bins = problem(0, n=50)
     backend = NumpyBackend(codes, y, w, 3, n_bins=n_bins, missing_code=255, link="exp")
@@ -290,6 +280,21 @@ def test_subsample_still_learns():
 
 
 # -- colsample_bytree ----------------------------------------------------------------------
+
+def test_rows_drawn_ahead_are_the_rows_of_each_iteration():
+    """A device backend's draws on a second thread (boosting._RowSamples): each iteration gets
+    row_sample's rows, in order, out of order and after a gap, and closing waits for the thread."""
+    from gpuboost.boosting import _RowSamples
+
+    ahead = _RowSamples(1000, 0.3, 7, ahead=True)
+    assert ahead.pool is not None
+    for iteration in (0, 1, 2, 5, 6, 3, 3):
+        np.testing.assert_array_equal(ahead(iteration), row_sample(1000, 0.3, 7, iteration))
+    ahead.close()
+    assert _RowSamples(1000, 1.0, 7, ahead=True).pool is None  # nothing to draw
+    assert _RowSamples(1000, 1.0, 7, ahead=True)(4) is None
+    assert _RowSamples(1000, 0.3, 7, ahead=False).pool is None
+
 
 def test_feature_sample_draws_by_seed_iteration_and_tree():
     assert feature_sample(10, 1.0, 0, 0, 0) is None

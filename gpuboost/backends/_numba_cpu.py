@@ -3220,7 +3220,7 @@ def spread_rows(rows, n_sampled, seg_start, seg_stop, leaf_ids, codes, feature, 
         rows[q] = scratch[q]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # (boosting._RowSamples draws on a second thread)
 def selection_sample(u, m, out):
     """m of the len(u) rows, each subset as likely, in increasing order (Knuth's selection
     sampling, Algorithm S): row i is taken where (rows left) x u[i] < (rows still wanted), for

@@ -302,15 +302,21 @@ def all_features(n_features: int, features) -> np.ndarray:
     return features
 
 
+def check_row_sample(n_rows: int, sample) -> np.ndarray:
+    """``sample`` as an array, checked: increasing row ids in [0, n_rows), at least one."""
+    sample = np.asarray(sample)
+    if sample.ndim != 1 or not 0 < sample.size <= n_rows or sample[0] < 0 or sample[-1] >= n_rows or (
+            sample.size > 1 and not np.all(sample[1:] > sample[:-1])):
+        raise ValueError("a row sample must be increasing row ids in [0, n_rows), at least one")
+    return sample
+
+
 def root_rows(n_rows: int, sample, dtype) -> np.ndarray:
     """Backend.reset_partition's row order: 0 .. n_rows - 1, or the rows ``sample`` (increasing)
     then the others in row order."""
     if sample is None:
         return np.arange(n_rows, dtype=dtype)
-    sample = np.asarray(sample)
-    if sample.ndim != 1 or not 0 < sample.size <= n_rows or sample[0] < 0 or sample[-1] >= n_rows or (
-            sample.size > 1 and not np.all(sample[1:] > sample[:-1])):
-        raise ValueError("a row sample must be increasing row ids in [0, n_rows), at least one")
+    sample = check_row_sample(n_rows, sample)
     rest = np.ones(n_rows, dtype=bool)
     rest[sample] = False
     return np.concatenate([sample, np.flatnonzero(rest)]).astype(dtype)

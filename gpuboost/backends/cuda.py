@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import N_CHANNELS, Backend, SplitBatch
+from .base import N_CHANNELS, Backend, SplitBatch, check_row_sample, root_rows
 
 __all__ = ["CudaBackend", "cuda_usable", "cuda_supports", "kernel_source", "KERNEL_NAMES", "HOST_SYNCS_PER_TREE"]
 
@@ -49,7 +49,7 @@ HOST_SYNCS_PER_TREE = 1
 CODE_TYPES = {np.dtype(np.uint8): "unsigned char", np.dtype(np.uint16): "unsigned short"}
 PLAIN_KERNELS = ("reset_tree", "pick_leaf", "derive_larger", "split_gains", "part_copy", "softmax_loss",
                  "leaf_steps")
-TEMPLATE_KERNELS = ("histogram", "part_count", "part_scatter", "apply_tree", "predict_add")
+TEMPLATE_KERNELS = ("histogram", "part_count", "part_scatter", "apply_tree", "predict_add", "route_rows")
 #: class_stats<CPL>: CPL classes per lane, 1 for K <= 32, 4 for K <= 128
 STAT_KERNELS = ("class_stats<1>", "class_stats<2>", "class_stats<4>")
 KERNEL_NAMES = (PLAIN_KERNELS + tuple(f"{k}<{t}>" for t in CODE_TYPES.values() for k in TEMPLATE_KERNELS)
@@ -268,6 +268,7 @@ class CudaBackend(Backend):
                     self.fbest = cupy.empty(2 * D)
                     # the features a tree may split on (colsample_bytree), one byte each
                     self.allowed = cupy.ones(max(1, D), dtype=cupy.uint8)
+                    self.sample = None  # subsample's rows for the next tree (allocated when first used)
                     # last-block counters of class_stats and split_gains (2 slots each)
                     self.counters = cupy.zeros(6, dtype=cupy.int32)  # ... part_count, softmax_loss
                 self.stream.synchronize()
@@ -385,11 +386,14 @@ class CudaBackend(Backend):
         with self.stream:  # RawKernel launches on the current stream
             kernel(grid, block, args, shared_mem=shared_mem)
 
-    def _reset(self, t):
+    def _reset(self, t, n_sample=None):
+        """A new tree's table; its root holds every row, or (``n_sample``) the first n_sample
+        rows of ``self.sample``."""
         blocks = max(-(-t["M"] // 256), min(4 * self.n_sm, -(-self.n_rows // 256)))
+        n_root, sample = (self.n_rows, 0) if n_sample is None else (n_sample, self.sample)
         self._launch(self.k.reset_tree, (blocks,), (256,),
-                     (_i32(self.n_rows), _i32(t["M"]), self.rows, t["nstart"], t["nstop"], t["nchild"], t["ngain"],
-                      t["nfinal"], t["nsplit"], t["ndepth"], t["ctrl"]))
+                     (_i32(n_root), sample, _i32(t["M"]), self.rows, t["nstart"], t["nstop"], t["nchild"],
+                      t["ngain"], t["nfinal"], t["nsplit"], t["ndepth"], t["ctrl"]))
 
     def _stats(self, t, batch, n_batch, rule_eq32: bool, hist_batch=None, gate=0):
         """Class statistics, the pair and the node sums of a batch: one pass over the rows for
@@ -484,8 +488,8 @@ class CudaBackend(Backend):
             self._hist(t, batch, n_batch)
             self._split(t, batch, n_batch, limits)
 
-    def _tree_launches(self, t, max_leaves, rule_eq32, limits, update=None):
-        self._reset(t)
+    def _tree_launches(self, t, max_leaves, rule_eq32, limits, update=None, n_sample=None):
+        self._reset(t, n_sample)
         batches = t["batches"]
         self._evaluate(t, batches[0], 1, max_leaves > 1, rule_eq32, limits)
         for step in range(max_leaves - 1):
@@ -496,12 +500,14 @@ class CudaBackend(Backend):
             self._partition(t)
             self._evaluate(t, batches[step + 1], 2, step < max_leaves - 2, rule_eq32, limits)
         if update is not None:
-            self._fused_update(t, *update)
+            self._fused_update(t, *update, routed=n_sample is not None)
 
-    def _fused_update(self, t, learning_rate, leaf_clip, value_scale):
+    def _fused_update(self, t, learning_rate, leaf_clip, value_scale, routed=False):
         """F += the tree's leaf vectors times the learning rate, then p and the loss: the leaf
-        vectors from the node table (leaf_steps), each row's leaf node (mark_leaves, numba),
-        and one pass over F (softmax_loss), all on the device."""
+        vectors from the node table (leaf_steps), each row's leaf node (mark_leaves, numba,
+        from the leaves' segments; ``routed``, a tree grown on a row sample: route_rows, every
+        row from the root through its codes), and one pass over F (softmax_loss), all on the
+        device."""
         from ._numba_kernels import mark_leaves
 
         token = self._start("F update and p")
@@ -509,11 +515,16 @@ class CudaBackend(Backend):
         self._launch(self.k.leaf_steps, (1,), (256,),
                      (_i32(M), _i32(K), t["nchild"], t["npair"], t["nsum"], np.float64(learning_rate),
                       np.float64(leaf_clip), np.float64(value_scale), t["steps"]))
-        views = t.get("nb_views")
-        if views is None:
-            views = t["nb_views"] = [self.nb.as_cuda_array(t[name]) for name in ("nstart", "nstop", "nchild")]
         blocks = max(1, min(4 * self.n_sm, -(-self.n_rows // 256)))
-        mark_leaves[(blocks, M), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"], *views)
+        if routed:
+            self._launch(self.k.route_rows, (blocks,), (256,),
+                         (self.codes, _i32(self.n_rows), _i32(self.n_features), self.feat_off, t["nsplit"],
+                          t["nchild"], self.leaf_of))
+        else:
+            views = t.get("nb_views")
+            if views is None:
+                views = t["nb_views"] = [self.nb.as_cuda_array(t[name]) for name in ("nstart", "nstop", "nchild")]
+            mark_leaves[(blocks, M), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"], *views)
         self._softmax(steps=t["steps"], loss=t["loss"])
         self._stop(token)
 
@@ -522,8 +533,10 @@ class CudaBackend(Backend):
     #: loss on the device (boosting then skips ``update_scores``; ``rescore`` returns that loss)
     fused_update = True
 
-    def grow_tree(self, params, bin_edge, learning_rate=None):
+    def grow_tree(self, params, bin_edge, learning_rate=None, sample=None):
         """Grow one tree on the device; returns (tree, leaf_segments, leaf_ids) as the grower.
+        ``sample``: subsample's increasing row ids, the rows the tree is grown on (the leaf
+        segments then hold those rows only; the fused update adds the tree to every row's F).
 
         With ``learning_rate``, the same launch sequence (one CUDA graph) also adds the tree's
         leaf vectors times the learning rate to F and computes the next p and the training
@@ -545,9 +558,13 @@ class CudaBackend(Backend):
                 self._softmax()  # an earlier update_scores first
         limits = (int(params.min_samples_leaf), float(params.min_child_weight),
                   NO_DEPTH_LIMIT if params.max_depth is None else int(params.max_depth))
-        key = (J, rule_eq32, limits, self.derive_siblings, update)
+        n_sample = None
         with self.cp.cuda.Device(self.device_id):
             self._allow(params.features)  # read by the launches: not a part of the graph's key
+            if sample is not None:
+                n_sample = self._set_sample(sample)  # likewise (its size is)
+        key = (J, rule_eq32, limits, self.derive_siblings, update, n_sample)
+        with self.cp.cuda.Device(self.device_id):
             if self.use_graph and self.profile is None:
                 graph = self._graphs.get(key)
                 if graph is None:
@@ -555,9 +572,9 @@ class CudaBackend(Backend):
                 if graph is not None:
                     graph.launch(stream=self.stream)
                 else:
-                    self._tree_launches(t, *key[:3], update=update)
+                    self._tree_launches(t, *key[:3], update=update, n_sample=n_sample)
             else:
-                self._tree_launches(t, *key[:3], update=update)
+                self._tree_launches(t, *key[:3], update=update, n_sample=n_sample)
             head = t["head"].get(stream=self.stream)  # the one read of the tree (synchronises)
         M, n_head = t["M"], t["n_head"]
         head_d, ints = head[:8 * n_head].view(np.float64), head[8 * n_head:].view(np.int32)
@@ -582,13 +599,13 @@ class CudaBackend(Backend):
 
     def _capture(self, t, key):
         """The tree's launches as one CUDA graph (None where capture is not supported)."""
-        max_leaves, rule_eq32, limits, _, update = key
+        max_leaves, rule_eq32, limits, _, update, n_sample = key
         if update is not None:
             self._warm_mark_leaves()  # numba compiles on its first launch, which must not be captured
         try:
             self.stream.begin_capture()
             try:
-                self._tree_launches(t, max_leaves, rule_eq32, limits, update=update)
+                self._tree_launches(t, max_leaves, rule_eq32, limits, update=update, n_sample=n_sample)
             finally:
                 graph = self.stream.end_capture()
         except Exception:  # an old CuPy or driver: launch kernel by kernel
@@ -696,11 +713,19 @@ class CudaBackend(Backend):
         self._pending = True
 
     # -- the stages, one batch at a time (tests and the Python grower) ----------------------
+    def _set_sample(self, sample) -> int:
+        """Copy the row sample a tree is grown on to the device (ordered on the stream, before
+        the launches that read it); returns its size."""
+        rows = check_row_sample(self.n_rows, sample).astype(np.int32)
+        if self.sample is None:
+            with self.stream:
+                self.sample = self.cp.empty(self.n_rows, dtype=self.cp.int32)
+        self.sample[:len(rows)].set(rows, stream=self.stream)
+        return len(rows)
+
     def reset_partition(self, sample=None):
-        if sample is not None:
-            raise ValueError("subsample < 1 is not in the CUDA backend yet; train with device='cpu'.")
         with self.stream:
-            self.rows[...] = self.cp.arange(self.n_rows, dtype=self.cp.int32)
+            self.rows[...] = self.cp.asarray(root_rows(self.n_rows, sample, np.int32))
 
     def _stage_nodes(self, segments, pairs=None):
         """Write a batch's segments (and pairs) into the stage table, nodes 0..B-1."""
