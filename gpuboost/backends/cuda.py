@@ -718,8 +718,11 @@ class CudaBackend(Backend):
         the launches that read it); returns its size."""
         rows = check_row_sample(self.n_rows, sample).astype(np.int32)
         if self.sample is None:
-            with self.stream:
-                self.sample = self.cp.empty(self.n_rows, dtype=self.cp.int32)
+            try:
+                with self.stream:
+                    self.sample = self.cp.empty(self.n_rows, dtype=self.cp.int32)
+            except (self.cp.cuda.memory.OutOfMemoryError, MemoryError) as exc:  # CuPy's pool, or RMM's
+                raise _out_of_memory(exc, self.needed_bytes + 4 * self.n_rows) from None
         self.sample[:len(rows)].set(rows, stream=self.stream)
         return len(rows)
 
