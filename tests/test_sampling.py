@@ -60,6 +60,35 @@ def test_row_sample_draws_by_seed_and_iteration_alone():
     assert counts.min() > 80 and counts.max() < 160
 
 
+def test_selection_sample_is_algorithm_s():
+    """The compiled selection sampling takes the rows of the plain Algorithm S test, (rows left)
+    x u < (rows still wanted), on random uniforms and on uniforms whose products with the rows
+    left are whole numbers (where a floor could go wrong)."""
+    from gpuboost.backends._numba_cpu import selection_sample
+
+    def plain(u, m):
+        n, out = len(u), []
+        for i in range(n):
+            if len(out) == m:
+                break
+            if (n - i) * u[i] < m - len(out):
+                out.append(i)
+        return out
+
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 64, 1000):
+        for m in sorted({1, max(1, n // 3), max(1, n // 2), n}):
+            whole = (rng.integers(0, n + 1, size=n) / np.arange(n, 0, -1)).clip(0, np.nextafter(1, 0))
+            exact = np.arange(n, 0, -1) * whole  # products that are whole numbers, where exact
+            for u in (rng.random(n), whole, np.nextafter(whole, 0), np.zeros(n), np.full(n, np.nextafter(1, 0))):
+                out = np.empty(m, dtype=np.int64)
+                taken = selection_sample(u, m, out)
+                expected = plain(u, m)
+                assert taken == len(expected) and out[:taken].tolist() == expected, (n, m)
+            if n >= 64:  # the crafted uniforms do make whole products
+                assert np.count_nonzero(exact == np.floor(exact)) > n // 4
+
+
 def test_root_rows_puts_the_sample_first():
     np.testing.assert_array_equal(root_rows(6, None, np.int64), np.arange(6))
     np.testing.assert_array_equal(root_rows(6, np.array([1, 4]), np.int64), [1, 4, 0, 2, 3, 5])
