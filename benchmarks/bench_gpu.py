@@ -243,19 +243,20 @@ def main(argv=None):
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--subsample", type=float, default=1.0, help="gpuboost GPU only (the peers run without)")
     parser.add_argument("--colsample", type=float, default=1.0, help="colsample_bytree, gpuboost GPU only")
-    parser.add_argument("--no-sample-ahead", action="store_true",
-                        help="draw each iteration's rows when it starts (A/B of boosting._RowSamples' second thread)")
+    parser.add_argument("--sample-ahead", type=int,
+                        help="iterations whose rows are drawn ahead on other threads (boosting._RowSamples; "
+                             "0: each when it starts; default: the library's choice)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--target-errors", type=int,
                         help="also report the wall time to reach this test error (e.g. XGBoost-GPU's from an "
                              "earlier run on the same GPU model, when XGBoost is skipped)")
     args = parser.parse_args(argv)
     options = dict(subsample=args.subsample, colsample_bytree=args.colsample, random_state=0)
-    if args.no_sample_ahead:
+    if args.sample_ahead is not None:
         import gpuboost.boosting as boosting
 
         plain = boosting._RowSamples.__init__
-        boosting._RowSamples.__init__ = lambda self, n, ss, seed, ahead: plain(self, n, ss, seed, False)
+        boosting._RowSamples.__init__ = lambda self, n, ss, seed, ahead: plain(self, n, ss, seed, args.sample_ahead)
 
     import cupy as cp
 

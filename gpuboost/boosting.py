@@ -70,15 +70,26 @@ def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
     return order[:search]
 
 
+#: uniforms drawn at a time by _sample (the same stream as one draw of n: 512 KiB, not 8 n bytes)
+SAMPLE_CHUNK = 1 << 16
+
+
 def _sample(n: int, fraction: float, entropy: list[int]) -> np.ndarray:
     """fraction x n of 0 .. n - 1, rounded to the nearest (halves up; at least one), every such
     subset as likely, in increasing order: selection sampling over n uniforms of a generator
-    seeded with entropy."""
+    seeded with entropy (drawn SAMPLE_CHUNK at a time, until m rows are taken)."""
     from .backends._numba_cpu import selection_sample  # (numba: imported where a sample is drawn)
 
     m = max(1, int(np.floor(fraction * n + 0.5)))
     out = np.empty(m, dtype=np.int64)
-    taken = selection_sample(np.random.default_rng([int(e) for e in entropy]).random(n), m, out)
+    generator = np.random.default_rng([int(e) for e in entropy])
+    u = np.empty(min(n, SAMPLE_CHUNK))
+    taken, i0 = 0, 0
+    while taken < m and i0 < n:
+        k = min(len(u), n - i0)
+        generator.random(out=u[:k])
+        taken = selection_sample(u[:k], i0, n, m, taken, out)
+        i0 += k
     assert taken == m
     return out
 
@@ -98,28 +109,37 @@ def row_sample(n_rows: int, subsample: float, seed: int, iteration: int) -> np.n
     return None if subsample >= 1.0 else _sample(n_rows, subsample, [seed, iteration])
 
 
-class _RowSamples:
-    """``row_sample`` of each iteration. With ``ahead`` (a device backend), the next iteration's
-    rows are drawn on a second thread while the device grows this iteration's trees: the same
-    rows, since a draw depends on the seed and the iteration alone."""
+#: the most iterations whose rows _RowSamples draws ahead (one thread each)
+MAX_DRAWS_AHEAD = 8
 
-    def __init__(self, n_rows: int, subsample: float, seed: int, ahead: bool):
+
+class _RowSamples:
+    """``row_sample`` of each iteration. With ``ahead`` > 0 (a device backend), the rows of the
+    next ``ahead`` iterations are drawn on as many threads while the device grows this
+    iteration's trees: the same rows, since a draw depends on the seed and the iteration alone
+    (the draws release the GIL). A draw can take longer than the device's tree (ten million
+    rows: about 60 ms); several in flight keep up with the device."""
+
+    def __init__(self, n_rows: int, subsample: float, seed: int, ahead: int = 0):
         self.args = (n_rows, subsample, seed)
+        self.ahead = max(0, int(ahead)) if subsample < 1.0 else 0
         self.pool = None
-        if ahead and subsample < 1.0:
+        if self.ahead:
             from concurrent.futures import ThreadPoolExecutor
 
-            self.pool = ThreadPoolExecutor(1, thread_name_prefix="gpuboost-row-sample")
-        self.next = None  # (iteration, future of its draw)
+            self.pool = ThreadPoolExecutor(self.ahead, thread_name_prefix="gpuboost-row-sample")
+        self.pending: dict = {}  # iteration -> future of its draw
 
     def __call__(self, iteration: int) -> np.ndarray | None:
         if self.pool is None:
             return row_sample(*self.args, iteration)
-        if self.next is not None and self.next[0] == iteration:
-            sample = self.next[1].result()
-        else:
-            sample = row_sample(*self.args, iteration)
-        self.next = (iteration + 1, self.pool.submit(row_sample, *self.args, iteration + 1))
+        future = self.pending.pop(iteration, None)
+        sample = future.result() if future is not None else row_sample(*self.args, iteration)
+        for k in [k for k in self.pending if not iteration < k <= iteration + self.ahead]:
+            self.pending.pop(k).cancel()  # (after a jump: draws no longer wanted)
+        for k in range(iteration + 1, iteration + 1 + self.ahead):
+            if k not in self.pending:
+                self.pending[k] = self.pool.submit(row_sample, *self.args, k)
         return sample
 
     def close(self) -> None:
@@ -251,7 +271,10 @@ def boost(
     loss = backend.set_scores(F) if trees else initial_loss
     base = int(trees[-1].pair[0, 1]) if trees and algorithm in ABC else None
     grower = TreeGrower(backend, grower_params, bin_edge, n_rows)
-    samples = _RowSamples(n_rows, subsample, seed, ahead=getattr(backend, "fused_update", False))
+    # a device backend's host mostly waits: its other threads (n_jobs) draw the next iterations' rows
+    ahead = min(MAX_DRAWS_AHEAD, max(1, getattr(backend, "n_threads", 1) - 1)) if getattr(
+        backend, "fused_update", False) else 0
+    samples = _RowSamples(n_rows, subsample, seed, ahead)
     for iteration in range(len(train_loss), n_estimators):
         if loss <= tol:
             break

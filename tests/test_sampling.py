@@ -82,7 +82,12 @@ def test_selection_sample_is_algorithm_s():
             exact = np.arange(n, 0, -1) * whole  # products that are whole numbers, where exact
             for u in (rng.random(n), whole, np.nextafter(whole, 0), np.zeros(n), np.full(n, np.nextafter(1, 0))):
                 out = np.empty(m, dtype=np.int64)
-                taken = selection_sample(u, m, out)
+                taken = selection_sample(u, 0, n, m, 0, out)
+                for cut in (1, n // 3):  # in chunks: the same rows
+                    parts = np.empty(m, dtype=np.int64)
+                    done = selection_sample(u[:cut], 0, n, m, 0, parts)
+                    assert selection_sample(u[cut:], cut, n, m, done, parts) == taken
+                    assert np.array_equal(parts[:taken], out[:taken])
                 expected = plain(u, m)
                 assert taken == len(expected) and out[:taken].tolist() == expected, (n, m)
             if n >= 64:  # the crafted uniforms do make whole products
@@ -311,18 +316,20 @@ def test_subsample_still_learns():
 # -- colsample_bytree ----------------------------------------------------------------------
 
 def test_rows_drawn_ahead_are_the_rows_of_each_iteration():
-    """A device backend's draws on a second thread (boosting._RowSamples): each iteration gets
-    row_sample's rows, in order, out of order and after a gap, and closing waits for the thread."""
+    """A device backend's draws on other threads (boosting._RowSamples): each iteration gets
+    row_sample's rows, in order, out of order and after a gap, with the next ones in flight."""
     from gpuboost.boosting import _RowSamples
 
-    ahead = _RowSamples(1000, 0.3, 7, ahead=True)
-    assert ahead.pool is not None
-    for iteration in (0, 1, 2, 5, 6, 3, 3):
-        np.testing.assert_array_equal(ahead(iteration), row_sample(1000, 0.3, 7, iteration))
-    ahead.close()
-    assert _RowSamples(1000, 1.0, 7, ahead=True).pool is None  # nothing to draw
-    assert _RowSamples(1000, 1.0, 7, ahead=True)(4) is None
-    assert _RowSamples(1000, 0.3, 7, ahead=False).pool is None
+    for k in (1, 3):
+        ahead = _RowSamples(1000, 0.3, 7, ahead=k)
+        assert ahead.pool is not None
+        for iteration in (0, 1, 2, 5, 6, 3, 3, 20):
+            np.testing.assert_array_equal(ahead(iteration), row_sample(1000, 0.3, 7, iteration))
+            assert sorted(ahead.pending) == list(range(iteration + 1, iteration + 1 + k))
+        ahead.close()
+    assert _RowSamples(1000, 1.0, 7, ahead=2).pool is None  # nothing to draw
+    assert _RowSamples(1000, 1.0, 7, ahead=2)(4) is None
+    assert _RowSamples(1000, 0.3, 7, ahead=0).pool is None
 
 
 def test_feature_sample_draws_by_seed_iteration_and_tree():

@@ -3222,23 +3222,23 @@ def spread_rows(rows, n_sampled, seg_start, seg_stop, leaf_ids, codes, feature, 
         rows[q] = scratch[q]
 
 
-@njit(cache=True, nogil=True)  # (boosting._RowSamples draws on a second thread)
-def selection_sample(u, m, out):
-    """m of the len(u) rows, each subset as likely, in increasing order (Knuth's selection
-    sampling, Algorithm S): row i is taken where (rows left) x u[i] < (rows still wanted), for
-    uniforms u in [0, 1).
+@njit(cache=True, nogil=True)  # (boosting._RowSamples draws on other threads)
+def selection_sample(u, i0, n, m, taken, out):
+    """Knuth's selection sampling (Algorithm S) of m of n rows, each subset as likely, in
+    increasing order, over rows i0 .. i0 + len(u) - 1 (u: their uniforms in [0, 1)), ``taken``
+    of them taken before: row i is taken where (rows left) x u < (rows still wanted). Returns
+    the rows taken so far (out[:taken]); the caller feeds the uniforms chunk by chunk.
 
-    The test is written as taken < m - floor(x), x = (n - i) u[i] (for integers, t < m - x
-    exactly when t < ceil(m - x) = m - floor(x)): the same rows, with no float conversion and
-    no branch in the chain from one row's count to the next (about 4x faster; the plain form is
+    The test is written as taken < m - floor(x), x = (n - i) u (for integers, t < m - x exactly
+    when t < ceil(m - x) = m - floor(x)): the same rows, with no float conversion and no branch
+    in the chain from one row's count to the next (about 4x faster; the plain form is
     tests/test_sampling.py's reference)."""
-    n = u.shape[0]
-    taken = 0
-    for i in range(n):
+    for j in range(u.shape[0]):
         if taken == m:
             break
+        i = i0 + j
         out[taken] = i  # overwritten by the next row taken, unless row i is taken
-        taken += taken + int(math.floor((n - i) * u[i])) < m
+        taken += taken + int(math.floor((n - i) * u[j])) < m
     return taken
 
 

@@ -214,6 +214,7 @@ class CudaBackend(Backend):
         import cupy
 
         self.memory = use_rmm_pool()
+        self.n_threads = max(1, int(n_threads))  # the host's threads (boosting draws row samples on them)
         nb_cuda = import_numba_cuda()
         self.cp = cupy
         self.device_id = cupy.cuda.Device().id if device_id is None else int(device_id)
