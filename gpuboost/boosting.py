@@ -120,8 +120,9 @@ class _RowSamples:
     (the draws release the GIL). A draw can take longer than the device's tree (ten million
     rows: about 60 ms); several in flight keep up with the device."""
 
-    def __init__(self, n_rows: int, subsample: float, seed: int, ahead: int = 0):
+    def __init__(self, n_rows: int, subsample: float, seed: int, ahead: int = 0, stop: int | None = None):
         self.args = (n_rows, subsample, seed)
+        self.stop = stop  # no draw for this iteration or later (None: no end)
         self.ahead = max(0, int(ahead)) if subsample < 1.0 else 0
         self.pool = None
         if self.ahead:
@@ -137,7 +138,8 @@ class _RowSamples:
         sample = future.result() if future is not None else row_sample(*self.args, iteration)
         for k in [k for k in self.pending if not iteration < k <= iteration + self.ahead]:
             self.pending.pop(k).cancel()  # (after a jump: draws no longer wanted)
-        for k in range(iteration + 1, iteration + 1 + self.ahead):
+        end = iteration + 1 + self.ahead if self.stop is None else min(self.stop, iteration + 1 + self.ahead)
+        for k in range(iteration + 1, end):
             if k not in self.pending:
                 self.pending[k] = self.pool.submit(row_sample, *self.args, k)
         return sample
@@ -274,7 +276,7 @@ def boost(
     # a device backend's host mostly waits: its other threads (n_jobs) draw the next iterations' rows
     ahead = min(MAX_DRAWS_AHEAD, max(1, getattr(backend, "n_threads", 1) - 1)) if getattr(
         backend, "fused_update", False) else 0
-    samples = _RowSamples(n_rows, subsample, seed, ahead)
+    samples = _RowSamples(n_rows, subsample, seed, ahead, stop=n_estimators)
     for iteration in range(len(train_loss), n_estimators):
         if loss <= tol:
             break

@@ -327,6 +327,12 @@ def test_rows_drawn_ahead_are_the_rows_of_each_iteration():
             np.testing.assert_array_equal(ahead(iteration), row_sample(1000, 0.3, 7, iteration))
             assert sorted(ahead.pending) == list(range(iteration + 1, iteration + 1 + k))
         ahead.close()
+    last = _RowSamples(1000, 0.3, 7, ahead=3, stop=5)
+    np.testing.assert_array_equal(last(3), row_sample(1000, 0.3, 7, 3))
+    assert sorted(last.pending) == [4]  # nothing past the last iteration
+    np.testing.assert_array_equal(last(4), row_sample(1000, 0.3, 7, 4))
+    assert not last.pending
+    last.close()
     assert _RowSamples(1000, 1.0, 7, ahead=2).pool is None  # nothing to draw
     assert _RowSamples(1000, 1.0, 7, ahead=2)(4) is None
     assert _RowSamples(1000, 0.3, 7, ahead=0).pool is None
