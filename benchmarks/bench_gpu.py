@@ -117,13 +117,14 @@ def run_gpuboost(X, y, Xt, yt, trees, every, device, **options):
                 final_errors=curve[-1][1], gpu_pool_bytes=pool_bytes)
 
 
-def run_xgboost(X, y, Xt, yt, rounds, every, device="cuda"):
+def run_xgboost(X, y, Xt, yt, rounds, every, device="cuda", subsample=1.0, colsample=1.0):
     import xgboost as xgb
 
     K = len(np.unique(y))
     model = xgb.XGBClassifier(n_estimators=rounds, max_leaves=LEAVES, grow_policy="lossguide", max_depth=0,
                               learning_rate=LEARNING_RATE, tree_method="hist", min_child_weight=0, reg_lambda=0,
-                              max_bin=256, device=device)
+                              max_bin=256, device=device, subsample=subsample, colsample_bytree=colsample,
+                              random_state=0)
     started = time.perf_counter()
     model.fit(X, y)
     fit = time.perf_counter() - started
@@ -140,13 +141,16 @@ def run_xgboost(X, y, Xt, yt, rounds, every, device="cuda"):
                 final_errors=curve[-1][1], version=xgb.__version__)
 
 
-def run_lightgbm(X, y, Xt, yt, rounds, every, threads):
+def run_lightgbm(X, y, Xt, yt, rounds, every, threads, subsample=1.0, colsample=1.0):
     import lightgbm as lgb
 
     K = len(np.unique(y))
+    # LightGBM bags rows only with a bagging frequency: 1, each iteration, like the others
     model = lgb.LGBMClassifier(n_estimators=rounds, num_leaves=LEAVES, learning_rate=LEARNING_RATE,
                                min_child_samples=1, min_child_weight=1e-3, reg_lambda=0, max_bin=255,
-                               n_jobs=threads, verbose=-1)
+                               n_jobs=threads, verbose=-1, subsample=subsample,
+                               subsample_freq=1 if subsample < 1 else 0, colsample_bytree=colsample,
+                               random_state=0)
     started = time.perf_counter()
     model.fit(X, y)
     fit = time.perf_counter() - started
@@ -241,8 +245,10 @@ def main(argv=None):
                         help="XGBoost and LightGBM: score the test set every this many rounds (default: --every / K)")
     parser.add_argument("--skip", nargs="*", default=[], choices=["gpuboost", "xgboost", "lightgbm", "cpu"])
     parser.add_argument("--breakdown", action="store_true")
-    parser.add_argument("--subsample", type=float, default=1.0, help="gpuboost GPU only (the peers run without)")
-    parser.add_argument("--colsample", type=float, default=1.0, help="colsample_bytree, gpuboost GPU only")
+    parser.add_argument("--subsample", type=float, default=1.0,
+                        help="rows per iteration, every library (LightGBM: bagging each iteration)")
+    parser.add_argument("--colsample", type=float, default=1.0,
+                        help="colsample_bytree, every library (LightGBM's feature_fraction)")
     parser.add_argument("--sample-ahead", type=int,
                         help="iterations whose rows are drawn ahead on other threads (boosting._RowSamples; "
                              "0: each when it starts; default: the library's choice)")
@@ -252,6 +258,7 @@ def main(argv=None):
                              "earlier run on the same GPU model, when XGBoost is skipped)")
     args = parser.parse_args(argv)
     options = dict(subsample=args.subsample, colsample_bytree=args.colsample, random_state=0)
+    peer_sampling = dict(subsample=args.subsample, colsample=args.colsample)
     if args.sample_ahead is not None:
         import gpuboost.boosting as boosting
 
@@ -275,9 +282,10 @@ def main(argv=None):
         log(f"\n== {name}: {len(y)} train rows, {len(yt)} test rows, {X.shape[1]} features, K = {K}")
         peer_every = args.peer_every or max(1, args.every // K)
         runs = [("gpuboost-gpu", lambda: run_gpuboost(X, y, Xt, yt, args.trees, args.every, "cuda", **options)),
-                ("xgboost-gpu", lambda: run_xgboost(X, y, Xt, yt, args.xgb_rounds, peer_every)),
-                ("lightgbm-cpu", lambda: run_lightgbm(X, y, Xt, yt, args.lgb_rounds, peer_every, threads)),
-                ("gpuboost-cpu", lambda: run_gpuboost_cpu(X, y, Xt, yt, args.cpu_trees))]
+                ("xgboost-gpu", lambda: run_xgboost(X, y, Xt, yt, args.xgb_rounds, peer_every, **peer_sampling)),
+                ("lightgbm-cpu", lambda: run_lightgbm(X, y, Xt, yt, args.lgb_rounds, peer_every, threads,
+                                                      **peer_sampling)),
+                ("gpuboost-cpu", lambda: run_gpuboost_cpu(X, y, Xt, yt, args.cpu_trees, **options))]
         skip = {"gpuboost": "gpuboost-gpu", "xgboost": "xgboost-gpu", "lightgbm": "lightgbm-cpu", "cpu": "gpuboost-cpu"}
         for label, fn in runs:
             if any(skip[s] == label for s in args.skip):
@@ -334,10 +342,11 @@ def main(argv=None):
     return report
 
 
-def run_gpuboost_cpu(X, y, Xt, yt, trees):
+def run_gpuboost_cpu(X, y, Xt, yt, trees, **options):
     from gpuboost import BoostClassifier
 
-    model = BoostClassifier(n_estimators=trees, max_leaves=LEAVES, learning_rate=LEARNING_RATE, device="cpu", tol=0.0)
+    model = BoostClassifier(n_estimators=trees, max_leaves=LEAVES, learning_rate=LEARNING_RATE, device="cpu", tol=0.0,
+                            **options)
     started = time.perf_counter()
     model.fit(X, y)
     fit = time.perf_counter() - started
