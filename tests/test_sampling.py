@@ -182,6 +182,50 @@ def test_boosting_on_samples_is_the_same_on_both_backends(algorithm, n):
     np.testing.assert_allclose(ref.train_loss, fast.train_loss, rtol=1e-10)
 
 
+class DeviceLike(NumpyBackend):
+    """The NumPy reference dressed as a device backend (CudaBackend's protocol): it keeps its own
+    F, grows a tree and adds it to every row's F in one ``grow_tree(..., learning_rate=...)``
+    call, and ``rescore`` returns that F's loss; boost then draws row samples ahead on threads."""
+
+    fused_update = True
+    keeps_scores = True
+    n_threads = 4
+
+    def set_scores(self, F):
+        self.F_own = np.array(F, dtype=np.float64)
+        self.loss = super().set_scores(self.F_own)
+        return self.loss
+
+    def rescore(self, F=None):
+        return self.loss
+
+    def grow_tree(self, params, bin_edge, learning_rate=None, sample=None):
+        tree, segments, ids = TreeGrower(self, params, bin_edge, len(self.y)).grow(params, sample=sample)
+        if sample is not None:
+            segments = self.spread_leaves(tree, segments, ids)
+        self.update_scores(self.F_own, segments, self.leaf_steps(tree, ids, learning_rate))
+        self.loss = super().set_scores(self.F_own)
+        return tree, segments, ids
+
+
+def test_a_device_backend_boosts_on_the_rows_drawn_ahead():
+    """boost()'s device path (the tree added to F in grow_tree, the rows of the next iterations
+    drawn on other threads) builds the trees of the host path on the same samples."""
+    codes, y, w, _, n_bins = problem(6, n=700, k=4, weighted=True)
+    results = []
+    for cls in (NumpyBackend, DeviceLike):
+        backend = cls(codes, y, w, 4, n_bins=n_bins, missing_code=255)
+        results.append(boost(backend, len(y), 4, 12, 0.3, 1e-16, GrowerParams(max_leaves=6), bins_as_thresholds, 255,
+                             subsample=0.4, seed=3, colsample_bytree=0.6))
+    host, device = results
+    assert len(host.trees) == len(device.trees) == 12
+    for a, b in zip(host.trees, device.trees):
+        for name in TREE_ARRAYS:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert b.n_samples[0] == 280
+    np.testing.assert_allclose(host.train_loss, device.train_loss, rtol=1e-12)
+
+
 def data():
     X, y = make_classification(900, 8, n_informative=5, n_classes=3, random_state=0)
     return X[:600], y[:600], X[600:], y[600:]
