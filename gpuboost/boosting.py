@@ -16,6 +16,7 @@ on a sample of the features only, drawn anew for each tree.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -129,6 +130,8 @@ class _RowSamples:
             from concurrent.futures import ThreadPoolExecutor
 
             self.pool = ThreadPoolExecutor(self.ahead, thread_name_prefix="gpuboost-row-sample")
+            # a fit that raises never calls close(): the queued draws are dropped when this goes
+            weakref.finalize(self, self.pool.shutdown, wait=False, cancel_futures=True)
         self.pending: dict = {}  # iteration -> future of its draw
 
     def __call__(self, iteration: int) -> np.ndarray | None:

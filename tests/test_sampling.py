@@ -377,6 +377,15 @@ def test_rows_drawn_ahead_are_the_rows_of_each_iteration():
     np.testing.assert_array_equal(last(4), row_sample(1000, 0.3, 7, 4))
     assert not last.pending
     last.close()
+    dropped = _RowSamples(1000, 0.3, 7, ahead=3)  # never closed (a fit that raised): gone with it
+    dropped(0)
+    pool = dropped.pool
+    del dropped
+    import gc
+
+    gc.collect()
+    with pytest.raises(RuntimeError, match="shutdown"):
+        pool.submit(row_sample, 1000, 0.3, 7, 9)
     assert _RowSamples(1000, 1.0, 7, ahead=2).pool is None  # nothing to draw
     assert _RowSamples(1000, 1.0, 7, ahead=2)(4) is None
     assert _RowSamples(1000, 0.3, 7, ahead=0).pool is None
