@@ -35,6 +35,15 @@ def load_dataset(name: str):
                 d["X_test"].astype(np.float64), d["y_test"].astype(np.int64))
 
 
+def node_depths(tree):
+    """Each node's depth (the root's: 0), for trees whose children come after their parents."""
+    depth = np.zeros(len(tree.feature), dtype=int)
+    for node in range(len(tree.feature)):
+        if tree.left[node] >= 0:
+            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
+    return depth
+
+
 def bins_as_thresholds(features, bins):
     """A bin_edge for the tests' trees (see TreeGrower): each split's bin index as its raw
     threshold, for integer arrays of one shape."""

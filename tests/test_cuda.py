@@ -16,7 +16,7 @@ import pytest
 
 from gpuboost.backends.cuda import cuda_usable
 
-from conftest import bins_as_thresholds
+from conftest import bins_as_thresholds, node_depths
 
 usable, why = cuda_usable()
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not usable, reason=f"no usable GPU: {why}")]
@@ -198,15 +198,6 @@ def _first_difference(a, b):
     return None if a.n_nodes == b.n_nodes else (min(a.n_nodes, b.n_nodes), "size")
 
 
-def _depths(tree):
-    """Each node's depth (the root's: 0); children come after their parents."""
-    depth = np.zeros(tree.n_nodes, dtype=int)
-    for j in range(tree.n_nodes):
-        if tree.left[j] >= 0:
-            depth[tree.left[j]] = depth[tree.right[j]] = depth[j] + 1
-    return depth
-
-
 LIMITS = {
     "derived statistics": dict(derive=True),
     "own statistics": dict(derive=False),
@@ -226,7 +217,7 @@ def test_trees_match_the_numpy_reference_from_the_same_F(case):
     pairs = _trees_from_the_same_F(X[:3000], y[:3000], 30, **kw)
     if "max_depth" in kw:
         for _, tree_gpu in pairs:
-            assert _depths(tree_gpu).max() <= kw["max_depth"]
+            assert node_depths(tree_gpu).max() <= kw["max_depth"]
     if "colsample" in kw:  # each tree splits on its own features only
         from gpuboost.boosting import feature_sample
 
@@ -362,7 +353,7 @@ def test_the_estimator_trains_with_limits_on_the_gpu():
     for k, tree in enumerate(gpu.trees_):
         used = tree.feature[tree.feature >= 0]
         assert feature_sample(X.shape[1], 0.5, 3, k, 0)[used].all()
-        assert _depths(tree).max() <= 4
+        assert node_depths(tree).max() <= 4
     errors = [int(np.count_nonzero(m.predict(Xt) != yt)) for m in (gpu, cpu)]
     print(f"pendigits, 1000 trees with limits: GPU {errors[0]}, CPU {errors[1]} test errors")
     assert abs(errors[0] - errors[1]) <= 12, errors

@@ -9,17 +9,9 @@ from gpuboost.backends.cpu import CpuBackend
 from gpuboost.backends.numpy import NumpyBackend
 from gpuboost.grower import GrowerParams, TreeGrower
 
-from conftest import bins_as_thresholds
+from conftest import bins_as_thresholds, node_depths
 
 TREE_ARRAYS = ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples")
-
-
-def node_depths(tree):
-    depth = np.zeros(len(tree.feature), dtype=int)
-    for node in range(len(tree.feature)):  # children come after their parents
-        if tree.left[node] >= 0:
-            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
-    return depth
 
 
 def scored_pair(seed, n=600, d=5, k=4, n_bins=16):
