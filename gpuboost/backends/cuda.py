@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import N_CHANNELS, Backend, SplitBatch, check_row_sample, root_rows
+from .base import N_CHANNELS, Backend, SplitBatch, all_features, check_row_sample, root_rows
 
 __all__ = ["CudaBackend", "cuda_usable", "cuda_supports", "kernel_source", "KERNEL_NAMES", "HOST_SYNCS_PER_TREE"]
 
@@ -462,9 +462,7 @@ class CudaBackend(Backend):
                     self.allowed.fill(1)
                 self._all_allowed = True
             return
-        mask = np.asarray(features, dtype=bool)
-        if mask.shape != (self.n_features,):
-            raise ValueError(f"features must be a mask of {self.n_features} booleans, got shape {mask.shape}")
+        mask = all_features(self.n_features, features)  # (checks its shape)
         self.allowed.set(mask.astype(np.uint8), stream=self.stream)
         self._all_allowed = bool(mask.all())
 
