@@ -259,8 +259,8 @@ def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("k", [1, 3, 8, 10, 26, 33, 70])
 def test_vectorised_class_and_cross_sums_are_the_scalar_loops(k, weighted):
-    # The class and cross sums keep 8-class vectors in registers, VBLOCK of them a pass over the
-    # rows (70 classes: three passes) and a masked last vector: every sum must be the scalar
+    # The class and cross sums keep VW-class vectors in registers, VBLOCK of them a pass over the
+    # rows (70 classes: three passes at VW 8, five at 4) and a masked last vector: every sum must be the scalar
     # loop's, bit for bit, and nothing outside the asked classes may be written.
     from gpuboost.backends import _numba_cpu as kernels
 
@@ -1754,3 +1754,39 @@ def test_edge_cases_give_the_references_trees_on_any_thread_count(seed):
     two = _fit_with("numba", X, y, w, n_jobs=2, **params)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
     _same_trees(one, _fit_with("numpy", X, y, w, **params))
+
+
+def test_vector_load_and_store_touch_their_lanes_only():
+    """_vload and _vstore (the kernels' vectors of VW doubles): n lanes read and written, 0 to
+    VW, a plain access for VW and lane by lane or masked below; nothing past the n-th element is
+    read into the vector or written, at the array's end included (a full vector there would
+    read or write outside the array)."""
+    from numba import njit
+
+    from gpuboost.backends._numba_cpu import VW, _vadd, _vload, _vmax_lane, _vsplat, _vstore
+
+    @njit
+    def load_add_store(src, dst, i, k0, n):
+        _vstore(dst, i, k0, _vadd(_vload(src, i, k0, n), _vsplat(0.5)), n)
+
+    @njit
+    def largest_lane(src, i, k0, n):
+        return _vmax_lane(_vload(src, i, k0, n))
+
+    rows, cols = 3, 2 * VW + 3
+    src = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) + 1.0
+    for i in range(rows):
+        for k0 in (0, VW, cols - VW, cols - 3):
+            for n in range(min(VW, cols - k0) + 1):
+                dst = np.full((rows, cols), -7.0)
+                load_add_store(src, dst, i, k0, n)
+                want = np.full((rows, cols), -7.0)
+                want[i, k0:k0 + n] = src[i, k0:k0 + n] + 0.5
+                np.testing.assert_array_equal(dst, want, err_msg=f"row {i}, lanes {k0}:{k0 + n}")
+                # the lanes past n are 0.0 (src < 0: the largest lane is 0.0 unless all are read)
+                top = largest_lane(-src, i, k0, n)
+                assert top == (np.max(-src[i, k0:k0 + n]) if n == VW else 0.0)
+    flat = np.arange(5.0)
+    out = np.zeros(5)
+    load_add_store(flat, out, 0, 1, 4)  # 1-d: the last four, to the array's end
+    np.testing.assert_array_equal(out, [0.0, 1.5, 2.5, 3.5, 4.5])
