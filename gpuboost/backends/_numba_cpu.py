@@ -111,15 +111,33 @@ def _derivable(max_leaves, n_features, n_codes):
 # The per-class passes (class sums, cross sums) add a row's K values to K accumulators.
 # Written as loops over k into arrays, numba leaves them scalar, the accumulators in memory:
 # each row's addition waits for the last row's store (about 10 cycles a row and class block).
-# _F64x8 is a numba type whose values are LLVM <8 x double> vectors, so a pass keeps its
-# accumulators in registers and adds eight classes in one instruction (best_split computes
-# eight candidates' gains with them too).
+# _F64x8 is a numba type whose values are LLVM <VW x double> vectors, so a pass keeps its
+# accumulators in registers and adds VW classes in one instruction (best_split computes VW
+# candidates' gains with them too).
 # Each lane is its own IEEE operation, with no contraction into fused multiply-adds (the
 # intrinsics emit plain fmul / fadd / fsub / fdiv): every sum is the scalar loop's, term for
-# term and in row order. Loads and stores are masked to the lanes that exist (a block's last
-# vector may hold fewer than VW classes), so nothing outside an array is read or written.
+# term and in row order, whatever VW. Loads and stores are masked to the lanes that exist (a
+# block's last vector may hold fewer than VW classes), so nothing outside an array is read or
+# written.
 
-VW = 8  # lanes of a vector
+
+def _has_avx512():
+    """Whether numba compiles for AVX-512 here: its CPU features (NUMBA_CPU_FEATURES, else the
+    host's, as numba's codegen takes them) include AVX-512F."""
+    features = numba.config.CPU_FEATURES
+    if features is None:
+        from numba.core.codegen import get_host_cpu_features
+
+        features = get_host_cpu_features()
+    return "+avx512f" in str(features).split(",")
+
+
+#: Lanes of a vector: 8 (one 512-bit register) with AVX-512, else 4 (one AVX2 register). With
+#: AVX2's 16 registers, 8-lane vectors take two each, and the scoring pass's accumulators and
+#: temporaries spilled to the stack on every row; 4 lanes made whole fits 0.87-0.90x on an AMD
+#: EPYC whose host hides AVX-512 (ab_fit.py, pendigits and letter, 2026-11-27; docs/benchmarks.md).
+#: The numba cache is keyed by the CPU features too, so a cached kernel has this VW.
+VW = 8 if _has_avx512() else 4
 #: Vectors of accumulators a class pass keeps in registers: a pass covers VW * VBLOCK classes,
 #: more classes take more passes over the rows. (The passes, _vload_block and _vstore_block are
 #: written out for four vectors: changing it means changing them.)
