@@ -1790,3 +1790,53 @@ def test_vector_load_and_store_touch_their_lanes_only():
     out = np.zeros(5)
     load_add_store(flat, out, 0, 1, 4)  # 1-d: the last four, to the array's end
     np.testing.assert_array_equal(out, [0.0, 1.5, 2.5, 3.5, 4.5])
+
+
+def test_the_other_vector_width_scores_and_grows_the_same(tmp_path, monkeypatch):
+    """The kernels' vector width VW is the host's (8 lanes with AVX-512, else 4): a copy of the
+    kernels compiled with the other width must give the same probabilities, loss and tree, bit
+    for bit (every class and candidate is its own lane), so that both widths stay tested on any
+    host. 10 classes: the scoring pass sums the root's classes at either width; 26: at 8 lanes
+    only (ROOT_SUMS_CLASSES 32 against 16), and two class passes a node at 4."""
+    import importlib.util
+    from pathlib import Path
+
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends import cpu
+
+    source = Path(kernels.__file__).read_text()
+    width = "VW = 8 if _has_avx512() else 4"
+    assert source.count(width) == 1 and "cache=True" in source
+    other_width = 4 if kernels.VW == 8 else 8
+    path = tmp_path / "_numba_cpu_other_width.py"
+    path.write_text(source.replace(width, f"VW = {other_width}").replace("cache=True", "cache=False"))
+    spec = importlib.util.spec_from_file_location("_numba_cpu_other_width", path)
+    other = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(other)
+    assert other.VW == other_width and other.ROOT_SUMS_CLASSES == other_width * other.VBLOCK
+
+    params = GrowerParams(max_leaves=12, min_samples_leaf=3)
+    for seed, k, weighted in ((0, 10, False), (1, 26, True)):
+        rng = np.random.default_rng(seed)
+        n, d, n_bins = 600, 5, 30
+        codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+        codes[rng.random((n, d)) < 0.05] = 255
+        y = rng.integers(0, k, size=n)
+        w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+        F = rng.normal(scale=2.0, size=(n, k))
+        grown = []
+        for module in (kernels, other):
+            monkeypatch.setattr(cpu, "kernels", module)
+            b = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=2)
+            loss = b.set_scores(F)
+            tree, segments, leaf_ids = b.grow_tree(params, bins_as_thresholds)
+            grown.append((loss, b.p.copy(), b.pct.copy(), tree, segments, leaf_ids))
+        (loss_a, p_a, pct_a, tree_a, seg_a, leaves_a), (loss_b, p_b, pct_b, tree_b, seg_b, leaves_b) = grown
+        assert loss_a == loss_b
+        np.testing.assert_array_equal(p_a, p_b)
+        np.testing.assert_array_equal(pct_a, pct_b)
+        assert tree_a.n_nodes > 1
+        for name in ("feature", "bin", "missing_left", "left", "right", "pair", "value", "n_samples", "gain"):
+            np.testing.assert_array_equal(getattr(tree_a, name), getattr(tree_b, name), err_msg=f"{name}, K={k}")
+        np.testing.assert_array_equal(seg_a, seg_b)
+        np.testing.assert_array_equal(leaves_a, leaves_b)
