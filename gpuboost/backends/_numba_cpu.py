@@ -134,9 +134,10 @@ def _has_avx512():
 
 #: Lanes of a vector: 8 (one 512-bit register) with AVX-512, else 4 (one AVX2 register). With
 #: AVX2's 16 registers, 8-lane vectors take two each, and the scoring pass's accumulators and
-#: temporaries spilled to the stack on every row; 4 lanes made whole fits 0.87-0.90x on an AMD
-#: EPYC whose host hides AVX-512 (ab_fit.py, pendigits and letter, 2026-11-27; docs/benchmarks.md).
-#: The numba cache is keyed by the CPU features too, so a cached kernel has this VW.
+#: temporaries spilled to the stack on every row. On an AMD EPYC whose host hides AVX-512, 4
+#: lanes made whole fits 0.87-0.99x (ab_fit.py, pendigits and letter, 2026-11-27: about even
+#: where the host was fast, faster where it was slow; docs/benchmarks.md). numba's cache is keyed
+#: by the CPU features too (its codegen's magic tuple), so a cached kernel has this VW.
 VW = 8 if _has_avx512() else 4
 #: Vectors of accumulators a class pass keeps in registers: a pass covers VW * VBLOCK classes,
 #: more classes take more passes over the rows. (The passes, _vload_block and _vstore_block are
