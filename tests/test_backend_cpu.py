@@ -260,8 +260,8 @@ def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
 @pytest.mark.parametrize("k", [1, 3, 8, 10, 26, 33, 70])
 def test_vectorised_class_and_cross_sums_are_the_scalar_loops(k, weighted):
     # The class and cross sums keep VW-class vectors in registers, VBLOCK of them a pass over the
-    # rows (70 classes: three passes at VW 8, five at 4) and a masked last vector: every sum must be the scalar
-    # loop's, bit for bit, and nothing outside the asked classes may be written.
+    # rows (70 classes: three passes at VW 8, five at 4) and a masked last vector: every sum must
+    # be the scalar loop's, bit for bit, and nothing outside the asked classes may be written.
     from gpuboost.backends import _numba_cpu as kernels
 
     rng = np.random.default_rng(k)
@@ -1757,10 +1757,9 @@ def test_edge_cases_give_the_references_trees_on_any_thread_count(seed):
 
 
 def test_vector_load_and_store_touch_their_lanes_only():
-    """_vload and _vstore (the kernels' vectors of VW doubles): n lanes read and written, 0 to
-    VW, a plain access for VW and lane by lane or masked below; nothing past the n-th element is
-    read into the vector or written, at the array's end included (a full vector there would
-    read or write outside the array)."""
+    """_vload and _vstore (the kernels' vectors of VW doubles, masked loads and stores): n lanes
+    read and written, 0 to VW; nothing past the n-th element is read into the vector or written,
+    at the array's end included (a full vector there would read or write outside the array)."""
     from numba import njit
 
     from gpuboost.backends._numba_cpu import VW, _vadd, _vload, _vmax_lane, _vsplat, _vstore
