@@ -1839,3 +1839,24 @@ def test_the_other_vector_width_scores_and_grows_the_same(tmp_path, monkeypatch)
             np.testing.assert_array_equal(getattr(tree_a, name), getattr(tree_b, name), err_msg=f"{name}, K={k}")
         np.testing.assert_array_equal(seg_a, seg_b)
         np.testing.assert_array_equal(leaves_a, leaves_b)
+
+
+def test_the_vector_width_follows_the_features_numba_compiles_for(monkeypatch):
+    """VW is 8 where numba's CPU features (NUMBA_CPU_FEATURES, else the host's) include
+    AVX-512F, else 4: read from the features string, a disabled "-avx512f" included."""
+    import numba
+
+    from gpuboost.backends import _numba_cpu as kernels
+
+    for features, avx512 in (("+avx2,+avx512f,+fma", True), ("+avx2,-avx512f,+fma", False), ("+avx2", False),
+                             ("+avx512fp16,+avx2", False)):
+        monkeypatch.setattr(numba.config, "CPU_FEATURES", features)
+        assert kernels._has_avx512() is avx512, features
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", None)  # the host's, as numba reads them
+    host = kernels._has_avx512()
+    assert kernels.VW == (8 if host else 4)
+    if numba.config.ENABLE_AVX:  # a numba without its reading of the host: LLVM's, the same here
+        import numba.core.codegen
+
+        monkeypatch.delattr(numba.core.codegen, "get_host_cpu_features")
+        assert kernels._has_avx512() is host

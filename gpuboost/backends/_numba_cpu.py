@@ -126,7 +126,13 @@ def _has_avx512():
     host's, as numba's codegen takes them) include AVX-512F."""
     features = numba.config.CPU_FEATURES
     if features is None:
-        from numba.core.codegen import get_host_cpu_features
+        try:
+            from numba.core.codegen import get_host_cpu_features
+        except ImportError:  # (a numba without it: LLVM's own reading of the host)
+            from llvmlite.binding import get_host_cpu_features as llvm_features
+
+            def get_host_cpu_features():
+                return llvm_features().flatten()
 
         features = get_host_cpu_features()
     return "+avx512f" in str(features).split(",")
