@@ -724,7 +724,21 @@ def test_thread_count_does_not_change_the_model(tmp_path):
     assert files[0] == files[1]  # the same model, but for the parameter itself
 
 
-def test_incremental_scores_are_the_full_ones():
+@pytest.fixture(params=["numpy", "libm"])
+def exp_source(request, monkeypatch):
+    """The scoring's exp and log1p: NumPy's (the kernels scatter its exponentials), or the C
+    library's, called inside the kernels (where they are NumPy's bit for bit; elsewhere, as on
+    CPUs with AVX-512, NumPy has its own and the backend keeps it, so the case is skipped)."""
+    from gpuboost.backends import cpu
+
+    libm = request.param == "libm"
+    if libm and not cpu.libm_matches_numpy():
+        pytest.skip("NumPy's float64 exp or log1p is not the C library's here: the backend keeps NumPy's")
+    monkeypatch.setattr(cpu, "libm_matches_numpy", lambda: libm)
+    return libm
+
+
+def test_incremental_scores_are_the_full_ones(exp_source):
     # set_scores recomputes only the exponentials whose argument changed: after sparse updates
     # (a leaf changes 2 classes), an update that moves a row's maximum, and an edit of F made
     # outside update_scores, p, pc and the loss are still the reference's, bit for bit
@@ -756,7 +770,7 @@ def test_incremental_scores_are_the_full_ones():
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_update_and_score_is_update_then_set_scores(weighted):
+def test_update_and_score_is_update_then_set_scores(weighted, exp_source):
     # the fused update (its changed scores known from the leaves) against the reference's
     # update_scores and set_scores, bit for bit: steps that move a row's maximum, steps too
     # small to change a score, segments that leave rows out, an F that is not the one scored
@@ -798,7 +812,7 @@ def test_update_and_score_is_update_then_set_scores(weighted):
 
 
 @pytest.mark.parametrize("fused", [False, True])
-def test_scores_across_shift_boundaries_are_the_references(fused):
+def test_scores_across_shift_boundaries_are_the_references(fused, exp_source):
     # E = exp(F - c) is kept between trees, c a row's largest score rounded down to a multiple
     # of losses.SHIFT_STEP: steps that move a row's maximum within its shift (two exponentials
     # recomputed), across a multiple upwards, downwards (the top class lowered below one), and
@@ -842,6 +856,62 @@ def test_scores_across_shift_boundaries_are_the_references(fused):
     # rows 1, 6 and 7 (two scores, the same shift) keep the rest of their exponentials
     assert F_ref[7, 3] == F_ref[7, 0] and fast.top[7] == 0
     assert fast._exp_counts.sum() == 5 * k + 2 + 2 + 2
+
+
+def test_the_kernels_exp_and_log1p_are_the_c_librarys():
+    # libm_exp_log1p calls what softmax_from_exponentials calls (numba's math.exp and
+    # math.log1p); Python's math module calls the C library's: the same values, bit for bit.
+    # Where NumPy's are the same too, the backend scores with them (libm_matches_numpy)
+    import math
+
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends import cpu
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-746.0, 8.0, 3000), rng.normal(size=3000), [0.0, -745.2, 7.99]])
+    z = np.concatenate([rng.uniform(0.0, 30.0, 3000), np.geomspace(1e-310, 1e2, 3000), [0.0]])
+    e, lp = np.empty_like(x), np.empty_like(z)
+    kernels.libm_exp_log1p(x, e, z, lp)
+    assert e.tolist() == [math.exp(v) for v in x]
+    assert lp.tolist() == [math.log1p(v) for v in z]
+    same = np.array_equal(e, np.exp(x)) and np.array_equal(lp, np.log1p(z))
+    assert cpu.libm_matches_numpy() or not same  # the probe's arguments include these ranges and more
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_scores_with_the_c_librarys_exp_are_the_references_to_rounding(weighted, monkeypatch):
+    # the kernels' own exp and log1p, forced on whatever NumPy has: p, pct and the loss stay
+    # the reference's to rounding (bit for bit where libm_matches_numpy), over updates that
+    # rescore two exponentials a row and a shift that rescores rows whole
+    from gpuboost.backends import cpu
+
+    same = cpu.libm_matches_numpy()  # NumPy's are the C library's here
+    monkeypatch.setattr(cpu, "libm_matches_numpy", lambda: True)
+    rng = np.random.default_rng(31)
+    n, k = 5000, 14  # n k >= PARALLEL_SCORES: two row blocks
+    codes = rng.integers(0, 8, size=(n, 2)).astype(np.uint8)
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.5, 2.0, size=n) if weighted else None
+    ref = NumpyBackend(codes, y, w, k, n_bins=8, missing_code=255)
+    fast = CpuBackend(codes, y, w, k, n_bins=8, missing_code=255, n_threads=2)
+    assert fast.libm
+    F = rng.normal(scale=4.0, size=(n, k))
+    segments = np.array([[0, 2000], [2000, n]])
+    for step in range(4):
+        deltas = np.zeros((2, k))
+        for j in range(2):
+            r, s = rng.choice(k, size=2, replace=False)
+            deltas[j, r], deltas[j, s] = rng.normal(scale=3.0 + 10 * (step == 2)), -rng.normal(scale=3.0)
+        loss = fast.update_and_score(F, segments, deltas) if step else fast.set_scores(F)
+        F_ref = F.copy()
+        want = ref.set_scores(F_ref)
+        assert loss == pytest.approx(want, rel=1e-13)
+        np.testing.assert_allclose(fast.p, ref.p, rtol=1e-14, atol=1e-300)
+        np.testing.assert_allclose(fast.pc, ref.pc, rtol=1e-14, atol=1e-300)
+        if same:
+            assert loss == want
+            np.testing.assert_array_equal(fast.p, ref.p)
+            np.testing.assert_array_equal(fast.pc, ref.pc)
 
 
 @pytest.mark.parametrize("algorithm", ["aoso", "mart", "logitboost"])
@@ -1444,7 +1514,7 @@ def test_kernel_node_values_are_losses_node_value_bit_for_bit():
 @pytest.mark.parametrize("k", [3, 10, 26, 32, 33])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_softmax_root_sums_are_the_row_blocks_class_sums(k, weighted, n_threads):
+def test_softmax_root_sums_are_the_row_blocks_class_sums(k, weighted, n_threads, exp_source):
     # scoring sums the next root's class sums with p, per row block (K <= ROOT_SUMS_CLASSES):
     # each block's G, Hd and A are node_class_sums' over its rows, bit for bit, so that one
     # block is the root's own sums (grow_tree takes them as summed)

@@ -837,18 +837,34 @@ def _finish_with_terms(E, i, t, r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1,
     return r / e_top, pct_i, g0, g1, g2, g3, h0, h1, h2, h3
 
 
-@njit(cache=True, parallel=True)
-def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums):
-    """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
-    is 1 - p at the other classes), after E.flat[at] = values.
+@njit(cache=True)
+def libm_exp_log1p(x, e, z, l):
+    """e = exp(x) and l = log1p(z), one value at a time: the functions the kernels call (the C
+    library's), for the backend to compare with NumPy's (see softmax_from_exponentials)."""
+    for i in range(x.shape[0]):
+        e[i] = math.exp(x[i])
+    for i in range(z.shape[0]):
+        l[i] = math.log1p(z[i])
 
-    values, at and counts as exponent_arguments leaves them, but with the new exponentials in
-    values (computed by NumPy's vectorised exp, several times faster than a scalar exp here,
-    and the same values as the reference's); top as exponent_arguments leaves it. Fills, per
-    row, rest (the other exponentials' sum over the top's): the loss is margin + log1p(rest)
-    (margin from exponent_arguments, which reads the row's scores; this pass reads none),
-    summed by the caller with NumPy's log1p and sum, as the reference does. Row blocks as in
-    exponent_arguments.
+
+@njit(cache=True, parallel=True)
+def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums, margin, libm):
+    """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc
+    is 1 - p at the other classes), after E.flat[at] = exp(values).
+
+    values, at and counts as exponent_arguments leaves them; top as exponent_arguments leaves
+    it. Fills, per row, rest (the other exponentials' sum over the top's): the loss is
+    margin + log1p(rest) (margin from exponent_arguments, which reads the row's scores; this
+    pass reads none), times the row's weight where weighted, summed by the caller with NumPy's
+    sum, as the reference does. Row blocks as in exponent_arguments.
+
+    The exponentials and log1p must be the reference's (NumPy's) bit for bit. libm True: the
+    caller has found NumPy's float64 exp and log1p to be the C library's (a scalar loop, as on
+    CPUs without AVX-512: 8.2 ns a value on one thread), and this pass calls them itself, on
+    every thread, as it scatters the exponentials and after the rows' sums: values holds the
+    arguments, and margin becomes the rows' loss terms. libm False: values holds the
+    exponentials (NumPy's, vectorised where NumPy has its own exp), and the caller adds
+    log1p(rest) to margin.
 
     Where root_sums has a (3, K) entry for every block (K <= ROOT_SUMS_CLASSES), each block
     also sums its rows' class sums (G, Hd, A of node_class_sums, in row order, from the p just
@@ -866,8 +882,12 @@ def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, we
     for block in prange(n_blocks):
         i_lo = block * n // n_blocks
         i_hi = (block + 1) * n // n_blocks
-        for j in range(i_lo * K, i_lo * K + counts[block]):
-            flat[_at(at, j)] = _at(values, j)
+        if libm:
+            for j in range(i_lo * K, i_lo * K + counts[block]):
+                flat[_at(at, j)] = math.exp(_at(values, j))
+        else:
+            for j in range(i_lo * K, i_lo * K + counts[block]):
+                flat[_at(at, j)] = _at(values, j)
         A = np.zeros(K)  # the thread's own
         g0 = g1 = g2 = g3 = h0 = h1 = h2 = h3 = _vsplat(0.0)
         i = i_lo
@@ -890,6 +910,10 @@ def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, we
                     E, q, top[q], r, p, y, w, weighted, A, n0, n1, n2, n3, g0, g1, g2, g3, h0, h1, h2, h3)
             else:
                 rest[q], pct[q] = _row_softmax_finish(E, q, top[q], r, p)
+        if libm:  # the loss's terms, as the reference: (margin + log1p(rest)) * w
+            for q in range(i_lo, i_hi):
+                term = _at(margin, q) + math.log1p(_at(rest, q))
+                _put(margin, q, term * w[q] if weighted else term)
         if with_root:
             _vstore_block(root_sums[block, 0], ZERO, K, g0, g1, g2, g3)
             _vstore_block(root_sums[block, 1], ZERO, K, h0, h1, h2, h3)
