@@ -257,10 +257,11 @@ def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("k", [1, 3, 8, 10, 26, 33, 70])
+@pytest.mark.parametrize("k", [1, 3, 8, 10, 26, 32, 33, 70])
 def test_vectorised_class_and_cross_sums_are_the_scalar_loops(k, weighted):
     # The class and cross sums keep VW-class vectors in registers, VBLOCK of them a pass over the
-    # rows (70 classes: three passes at VW 8, five at 4) and a masked last vector: every sum must
+    # rows, the last two blocks in one pass (70 classes: two passes at VW 8, four at 4; 26 and 32
+    # end in a two-block pass at VW 4, 33 and 70 at either width) and a masked last vector: every sum must
     # be the scalar loop's, bit for bit, and nothing outside the asked classes may be written.
     from gpuboost.backends import _numba_cpu as kernels
 

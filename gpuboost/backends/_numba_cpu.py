@@ -146,8 +146,10 @@ def _has_avx512():
 #: by the CPU features too (its codegen's magic tuple), so a cached kernel has this VW.
 VW = 8 if _has_avx512() else 4
 #: Vectors of accumulators a class pass keeps in registers: a pass covers VW * VBLOCK classes,
-#: more classes take more passes over the rows. (The passes, _vload_block and _vstore_block are
-#: written out for four vectors: changing it means changing them.)
+#: more classes take more passes over the rows, but the last two blocks share one pass (2 VBLOCK
+#: vectors of accumulators, some of which spill at 4 lanes: letter's 26 classes, grow_tree 0.98x
+#: against two passes, 2026-11-27). (The passes, _vload_block and _vstore_block are written
+#: out for four vectors: changing it means changing them.)
 VBLOCK = 4
 
 
@@ -952,11 +954,76 @@ def _class_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k_lo, 
     pct[i] is row i's 1 - p at its top class, computed without cancellation (see
     softmax_from_exponentials); elsewhere 1 - p is computed here. The classes are summed VBLOCK
     vectors at a time (accumulators in registers), a pass over the rows for each VW * VBLOCK
-    classes.
+    classes, the last two blocks in one pass (_two_class_blocks_sums).
     """
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
+        if VW * VBLOCK < k_hi - k0 <= 2 * VW * VBLOCK:
+            _two_class_blocks_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, k_hi, k0 == k_lo,
+                                   k_lo, k_hi)
+            break
         _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, min(k_hi, k0 + VW * VBLOCK),
                           k0 == k_lo, k_lo, k_hi)
+
+
+@njit(cache=True)
+def _two_class_blocks_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, k0, k_end, with_a, k_lo, k_hi):
+    """_class_block_sums of the classes k0:k_end (more than VW * VBLOCK, at most twice), in one
+    pass over the rows: two blocks' accumulators."""
+    kb = k0 + VW * VBLOCK
+    n0 = _lanes(k0, kb)
+    n1 = _lanes(k0 + VW, kb)
+    n2 = _lanes(k0 + 2 * VW, kb)
+    n3 = _lanes(k0 + 3 * VW, kb)
+    n4 = _lanes(kb, k_end)
+    n5 = _lanes(kb + VW, k_end)
+    n6 = _lanes(kb + 2 * VW, k_end)
+    n7 = _lanes(kb + 3 * VW, k_end)
+    g0, g1, g2, g3 = _vload_block(G, k0, kb)
+    h0, h1, h2, h3 = _vload_block(Hd, k0, kb)
+    g4, g5, g6, g7 = _vload_block(G, kb, k_end)
+    h4, h5, h6, h7 = _vload_block(Hd, kb, k_end)
+    wv = _vsplat(1.0)
+    for j in range(start, stop):
+        i = _at(rows, j)
+        yi = _at(y, i)
+        ti = _at(top, i)
+        pct_i = _at(pct, i)
+        if weighted:
+            wv = _vsplat(w[i])
+        if with_a and k_lo <= yi < k_hi:
+            by = pct_i if yi == ti else 1.0 - _at2(p, i, yi)
+            A[yi] += w[i] * by if weighted else by
+        g, h = _class_terms(_vload(p, i, k0, n0), k0, ti, yi, pct_i, wv, weighted)
+        g0 = _vadd(g0, g)
+        h0 = _vadd(h0, h)
+        g, h = _class_terms(_vload(p, i, k0 + VW, n1), k0 + VW, ti, yi, pct_i, wv, weighted)
+        g1 = _vadd(g1, g)
+        h1 = _vadd(h1, h)
+        g, h = _class_terms(_vload(p, i, k0 + 2 * VW, n2), k0 + 2 * VW, ti, yi, pct_i, wv, weighted)
+        g2 = _vadd(g2, g)
+        h2 = _vadd(h2, h)
+        g, h = _class_terms(_vload(p, i, k0 + 3 * VW, n3), k0 + 3 * VW, ti, yi, pct_i, wv, weighted)
+        g3 = _vadd(g3, g)
+        h3 = _vadd(h3, h)
+        g, h = _class_terms(_vload(p, i, kb, n4), kb, ti, yi, pct_i, wv, weighted)
+        g4 = _vadd(g4, g)
+        h4 = _vadd(h4, h)
+        if n5 > 0:
+            g, h = _class_terms(_vload(p, i, kb + VW, n5), kb + VW, ti, yi, pct_i, wv, weighted)
+            g5 = _vadd(g5, g)
+            h5 = _vadd(h5, h)
+        if n6 > 0:
+            g, h = _class_terms(_vload(p, i, kb + 2 * VW, n6), kb + 2 * VW, ti, yi, pct_i, wv, weighted)
+            g6 = _vadd(g6, g)
+            h6 = _vadd(h6, h)
+        if n7 > 0:
+            g, h = _class_terms(_vload(p, i, kb + 3 * VW, n7), kb + 3 * VW, ti, yi, pct_i, wv, weighted)
+            g7 = _vadd(g7, g)
+            h7 = _vadd(h7, h)
+    _vstore_block(G, k0, kb, g0, g1, g2, g3)
+    _vstore_block(Hd, k0, kb, h0, h1, h2, h3)
+    _vstore_block(G, kb, k_end, g4, g5, g6, g7)
+    _vstore_block(Hd, kb, k_end, h4, h5, h6, h7)
 
 
 @njit(cache=True)
@@ -1002,6 +1069,9 @@ def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 
 def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
     """C_k += sum w p_ir p_ik over rows[start:stop], classes k_lo:k_hi, in row order (vectors
     in registers, as _class_sums)."""
+    if VW * VBLOCK < k_hi - k_lo <= 2 * VW * VBLOCK:
+        _two_block_cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi)
+        return
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
         k_end = min(k_hi, k0 + VW * VBLOCK)
         n0 = _lanes(k0, k_end)
@@ -1020,6 +1090,34 @@ def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
             if n3 > 0:
                 c3 = _vadd(c3, _vmul(pr, _vload(p, i, k0 + 3 * VW, n3)))
         _vstore_block(C, k0, k_end, c0, c1, c2, c3)
+
+
+@njit(cache=True)
+def _two_block_cross_sums(rows, start, stop, p, w, weighted, r, C, k0, k_end):
+    """_cross_sums of the classes k0:k_end (more than VW * VBLOCK, at most twice) in one pass."""
+    kb = k0 + VW * VBLOCK
+    n4 = _lanes(kb, k_end)
+    n5 = _lanes(kb + VW, k_end)
+    n6 = _lanes(kb + 2 * VW, k_end)
+    n7 = _lanes(kb + 3 * VW, k_end)
+    c0, c1, c2, c3 = _vload_block(C, k0, kb)
+    c4, c5, c6, c7 = _vload_block(C, kb, k_end)
+    for j in range(start, stop):
+        i = _at(rows, j)
+        pr = _vsplat(w[i] * _at2(p, i, r) if weighted else _at2(p, i, r))
+        c0 = _vadd(c0, _vmul(pr, _vload(p, i, k0, VW)))
+        c1 = _vadd(c1, _vmul(pr, _vload(p, i, k0 + VW, VW)))
+        c2 = _vadd(c2, _vmul(pr, _vload(p, i, k0 + 2 * VW, VW)))
+        c3 = _vadd(c3, _vmul(pr, _vload(p, i, k0 + 3 * VW, VW)))
+        c4 = _vadd(c4, _vmul(pr, _vload(p, i, kb, n4)))
+        if n5 > 0:
+            c5 = _vadd(c5, _vmul(pr, _vload(p, i, kb + VW, n5)))
+        if n6 > 0:
+            c6 = _vadd(c6, _vmul(pr, _vload(p, i, kb + 2 * VW, n6)))
+        if n7 > 0:
+            c7 = _vadd(c7, _vmul(pr, _vload(p, i, kb + 3 * VW, n7)))
+    _vstore_block(C, k0, kb, c0, c1, c2, c3)
+    _vstore_block(C, kb, k_end, c4, c5, c6, c7)
 
 
 @njit(cache=True)
