@@ -1317,7 +1317,7 @@ def _multilabel_backends(rng, n, d, k, n_bins, weighted, label_rate, missing_rat
 
 
 @pytest.mark.parametrize("weighted, k", [(False, 3), (True, 11), (False, 40)])
-def test_vector_backend_multilabel_scores_are_the_references(weighted, k):
+def test_vector_backend_multilabel_scores_are_the_references(weighted, k, exp_source):
     # multi-label softmax and paper 004's loss, compiled: the reference's p, pc and loss, bit for
     # bit (the per-row sums over classes as NumPy's pairwise sum rounds them from 8 classes up)
     from gpuboost.backends import _numba_cpu as kernels
@@ -1331,6 +1331,30 @@ def test_vector_backend_multilabel_scores_are_the_references(weighted, k):
         assert ref.set_scores(F) == fast.set_scores(F)
         np.testing.assert_array_equal(ref.p, fast.p)
         np.testing.assert_array_equal(ref.pc, fast.pc)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_adaboost_weights_are_the_references_with_either_exp(weighted, exp_source):
+    # AdaBoost.MH's weights, loss and Hamming loss with NumPy's exp or the C library's on the
+    # threads (where they are the same function): the reference's, bit for bit, on one row
+    # block and on two (n K >= PARALLEL_SCORES)
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    rng = np.random.default_rng(17)
+    for n, k in ((300, 5), (3000, 30)):
+        codes = rng.integers(0, 8, size=(n, 2)).astype(np.uint8)
+        y = rng.integers(0, k, size=n)
+        w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+        kwargs = dict(n_bins=8, missing_code=255, link="exp", labels=None)
+        ref = NumpyBackend(codes, y, w, k, **kwargs)
+        fast = CpuVectorBackend(codes, y, w, k, n_threads=2, **kwargs)
+        assert fast.libm == exp_source
+        for F in (np.zeros((n, k)), rng.normal(size=(n, k)), 30.0 * rng.normal(size=(n, k))):
+            assert ref.set_scores(F) == fast.set_scores(F)
+            np.testing.assert_array_equal(ref.W, fast.W)
+            assert ref.hamming_loss == fast.hamming_loss
+    assert n * k >= kernels.PARALLEL_SCORES
 
 
 @pytest.mark.parametrize("link", ["exp", "klogit"])

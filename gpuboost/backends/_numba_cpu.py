@@ -3008,6 +3008,19 @@ def softmax_arguments(F, top, a, n_blocks):
 
 
 @njit(cache=True, parallel=True)
+def libm_exp(a, n_blocks):
+    """a = exp(a) in place (a C-contiguous array), the C library's exp (numba's math.exp), in
+    n_blocks blocks of its values, a thread each: NumPy's np.exp(a, out=a) where NumPy's exp is
+    the C library's (cpu.libm_matches_numpy), on every thread."""
+    flat = a.reshape(a.size)
+    n = flat.shape[0]
+    for block in prange(n_blocks):
+        block = np.int64(block)
+        for i in range(block * n // n_blocks, (block + 1) * n // n_blocks):
+            flat[i] = math.exp(flat[i])
+
+
+@njit(cache=True, parallel=True)
 def softmax_parts(E, top, p, pc, rest, n_blocks):
     """losses._softmax_parts after its exponentials E = exp(F - c): with r the other classes'
     exponentials summed in class order, p = E / (E_top + r), pc = 1 - p (r / (E_top + r) at the

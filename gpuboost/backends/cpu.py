@@ -425,7 +425,8 @@ class CpuVectorBackend(NumpyBackend):
     row order, as NumPy's bincount does (pair histograms by halves from hist_halves_rows rows);
     sums that NumPy computes with its pairwise summation (AdaBoost.MH's sums over classes and
     its weights' total, the multi-label loss) follow that summation (_numpy_sum); exponentials
-    and log1p stay NumPy's. Compiled: the vector histograms and their best splits (features in
+    and log1p are NumPy's (the exponentials computed on the threads where NumPy's exp is the C
+    library's: _exp). Compiled: the vector histograms and their best splits (features in
     blocks, a thread each), AdaBoost.MH's weights, the multi-label softmax, loss, pairs, pair
     channels and node sums, the pair histograms' splits (CpuBackend's kernel), the partition and
     the update of F. K-LogitBoost's link, and original LogitBoost's working response under
@@ -446,11 +447,21 @@ class CpuVectorBackend(NumpyBackend):
         # the kernels' weight arguments: the row weights, or a placeholder they do not read
         self._weighted = self.weight is not None
         self._w = self.weight if self._weighted else np.ones(1)
+        self.libm = libm_matches_numpy()  # NumPy's exp is the C library's: kernels.libm_exp on every thread
+
+    def _exp(self, a):
+        """np.exp(a, out=a): NumPy's, or the same values from kernels.libm_exp on the threads
+        (libm; a C-contiguous, from PARALLEL_SCORES values in two blocks)."""
+        if not self.libm:
+            return np.exp(a, out=a)
+        with _threads(self.n_threads):
+            kernels.libm_exp(a, self.n_threads if a.size >= kernels.PARALLEL_SCORES else 1)
+        return a
 
     def set_scores(self, F):
         """AdaBoost.MH: losses.adaboost_weights with its passes compiled (adaboost_arguments, and
-        NumPy's pairwise sums as _numpy_sum rounds them), its exponentials NumPy's: the same
-        weights and losses. Multi-label targets: _multilabel_scores. K-LogitBoost: the
+        NumPy's pairwise sums as _numpy_sum rounds them), its exponentials NumPy's (_exp): the
+        same weights and losses. Multi-label targets: _multilabel_scores. K-LogitBoost: the
         reference's."""
         if self.eta is not None:
             return self._multilabel_scores(F)
@@ -460,7 +471,7 @@ class CpuVectorBackend(NumpyBackend):
         a = np.empty(F.shape)
         terms = np.empty(F.size)
         top, m = kernels.adaboost_arguments(F, self.Y, self._log_W0, self.W0, a, terms)
-        np.exp(a, out=a)
+        self._exp(a)
         total = kernels._numpy_sum(a.reshape(-1), 0, a.size)
         self.W = np.divide(a, total, out=a)
         self._WY = np.multiply(self.W, self.Y)  # the histograms' channels (_vector_channels')
@@ -482,7 +493,7 @@ class CpuVectorBackend(NumpyBackend):
         self.p, self.pc, rest = np.empty((n, K)), np.empty((n, K)), np.empty(n)
         with _threads(self.n_threads):
             kernels.softmax_arguments(F, top, E, n_blocks)
-            np.exp(E, out=E)
+            self._exp(E)
             kernels.softmax_parts(E, top, self.p, self.pc, rest, n_blocks)
         per_sample = np.empty(n)
         kernels.multilabel_losses(F, top, self.eta, np.log1p(rest), self._w, self._weighted, per_sample)
