@@ -10,6 +10,12 @@ refuses, since the backend would not use the kernel's exp there).
 
     python benchmarks/ab_scoring.py letter --rounds 30
 
+With ``--fits ALGORITHM``: whole fits of that algorithm instead (``--trees`` iterations, 20
+leaves), the backends' choice forced either way, alternated round by round; their training
+losses must be the same.
+
+    python benchmarks/ab_scoring.py letter --fits adaboostmh --trees 60 --rounds 4
+
 A development tool, like ab_fit.py; the timed benchmark is bench_cpu.py.
 """
 
@@ -35,7 +41,10 @@ def main() -> None:
     parser.add_argument("--trees", type=int, default=200, help="trees fitted first (the scores grown from)")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--fits", metavar="ALGORITHM", help="time whole fits of this algorithm instead")
     args = parser.parse_args()
+    if args.fits:
+        return whole_fits(args)
 
     from gpuboost import BoostClassifier
     from gpuboost.backends import cpu
@@ -82,6 +91,42 @@ def main() -> None:
     print(f"update_and_score: C library's exp in the kernel {statistics.median(times[True]):.3f} ms, NumPy's "
           f"{statistics.median(times[False]):.3f} ms (medians); ratio {statistics.median(ratios):.3f} (median of "
           f"{args.rounds} alternated rounds; range {min(ratios):.2f}-{max(ratios):.2f})")
+
+
+def whole_fits(args) -> None:
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import cpu
+
+    if not cpu.libm_matches_numpy():
+        sys.exit("NumPy's exp or log1p is not the C library's on this machine: nothing to compare.")
+    probe = cpu.libm_matches_numpy
+    Xtr, ytr, _, _, _ = bench_cpu.load(args.dataset)
+
+    def fit(n):
+        return BoostClassifier(algorithm=args.fits, n_estimators=n, max_leaves=bench_cpu.LEAVES,
+                               learning_rate=bench_cpu.LEARNING_RATE, n_jobs=args.threads, device="cpu").fit(Xtr, ytr)
+
+    fit(3)  # compiled before the first timed fit
+    times = {True: [], False: []}
+    losses = {}
+    ratios = []
+    try:
+        for r in range(args.rounds):
+            for libm in ((True, False) if r % 2 else (False, True)):
+                cpu.libm_matches_numpy = (lambda value=libm: value)
+                t0 = time.perf_counter()
+                model = fit(args.trees)
+                times[libm].append((time.perf_counter() - t0) / args.trees * 1e3)
+                losses[libm] = model.train_loss_
+            ratios.append(times[True][-1] / times[False][-1])
+    finally:
+        cpu.libm_matches_numpy = probe
+    print(f"ab_scoring: {args.dataset}, {args.fits}, {args.trees} iterations, {args.threads} threads; machine: "
+          f"{bench_cpu.machine()['cpu']}")
+    print(f"fit: C library's exp in the kernels {statistics.median(times[True]):.2f} ms an iteration, NumPy's "
+          f"{statistics.median(times[False]):.2f} (medians); ratio {statistics.median(ratios):.3f} (median of "
+          f"{args.rounds} alternated rounds; range {min(ratios):.2f}-{max(ratios):.2f}); the same training losses: "
+          f"{'yes' if np.array_equal(losses[True], losses[False]) else 'NO'}")
 
 
 if __name__ == "__main__":
