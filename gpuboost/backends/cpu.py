@@ -450,8 +450,8 @@ class CpuVectorBackend(NumpyBackend):
         self.libm = libm_matches_numpy()  # NumPy's exp is the C library's: kernels.libm_exp on every thread
 
     def _exp(self, a):
-        """np.exp(a, out=a): NumPy's, or the same values from kernels.libm_exp on the threads
-        (libm; a C-contiguous, from PARALLEL_SCORES values in two blocks)."""
+        """np.exp(a, out=a): NumPy's, or the same values from kernels.libm_exp (libm; a is
+        C-contiguous), a block of values a thread from PARALLEL_SCORES values on."""
         if not self.libm:
             return np.exp(a, out=a)
         with _threads(self.n_threads):
