@@ -1070,11 +1070,11 @@ def _class_block_sums(rows, start, stop, p, pct, top, y, w, weighted, G, Hd, A, 
 @njit(cache=True)
 def _cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi):
     """C_k += sum w p_ir p_ik over rows[start:stop], classes k_lo:k_hi, in row order (vectors
-    in registers, as _class_sums)."""
-    if VW * VBLOCK < k_hi - k_lo <= 2 * VW * VBLOCK:
-        _two_block_cross_sums(rows, start, stop, p, w, weighted, r, C, k_lo, k_hi)
-        return
+    in registers, as _class_sums; as there, the last two blocks in one pass)."""
     for k0 in range(k_lo, k_hi, VW * VBLOCK):
+        if VW * VBLOCK < k_hi - k0 <= 2 * VW * VBLOCK:
+            _two_block_cross_sums(rows, start, stop, p, w, weighted, r, C, k0, k_hi)
+            break
         k_end = min(k_hi, k0 + VW * VBLOCK)
         n0 = _lanes(k0, k_end)
         n1 = _lanes(k0 + VW, k_end)
