@@ -1164,60 +1164,24 @@ def test_the_stage_profiler_still_finds_grow_trees_stages():
         profile_cpu.instrumented_source(source.replace("n_left = partition(rows, start[best]", "n_left = cut("))
 
 
-def test_kernels_compile_once_per_argument_types(tmp_path):
-    # numba compiles a kernel again for each Python int constant passed to it (a "literal"
-    # type) and for a prange index (unsigned): each copy of a parallel kernel cost seconds of the
-    # first fit on a machine (36 -> 25 s when they were removed). The stage and state constants
-    # are NumPy integers, and the prange indices are cast, so that each kernel has one copy per
-    # array types. _histogram_block keeps a copy for feature ranges starting at a literal 0.
-    # A new process: the kernels a fit compiles, whatever other tests called.
+def test_the_other_vector_width_compiles_once_and_is_the_same(tmp_path):
+    """The kernels' vector width VW is the host's (8 lanes with AVX-512, else 4). A copy of the
+    kernels compiled with the other width, without numba's cache, must give the same
+    probabilities, loss, trees and models, bit for bit, so that both widths stay tested on any
+    host; and it must compile each kernel once per argument types (see tests/_other_width.py).
+    A new process: every kernel that its fits call is compiled there, whatever other tests
+    called (about 100 s in CI)."""
     import subprocess
     import sys
-    import textwrap
-
-    code = textwrap.dedent("""
-        import numpy as np
-        from numba.core import types
-        from gpuboost import BoostClassifier
-        from gpuboost.backends import _numba_cpu as kernels
-
-        rng = np.random.default_rng(3)
-        X = rng.normal(size=(2 * kernels.HALVES_ROWS + 100, 6))
-        y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
-        model = BoostClassifier(n_estimators=3, n_jobs=2).fit(X, y)  # grow_tree's stages at two threads
-        model.predict(X)
-        Y = np.stack([y == 0, y == 1, y == 2, X[:, 3] > 0], axis=1).astype(int)  # CpuVectorBackend's kernels
-        for algorithm, target in (("adaboostmh", y), ("klogitboost", y), ("aoso", Y), ("adaboostmh", Y),
-                                  ("klogitboost", Y)):
-            BoostClassifier(algorithm=algorithm, n_estimators=2, n_jobs=2).fit(X[:500], target[:500])
-
-        def plain(t):
-            t = types.unliteral(t)
-            return types.int64 if t == types.uint64 else t
-
-        compiled = 0
-        for name in dir(kernels):
-            dispatcher = getattr(kernels, name)
-            if not hasattr(dispatcher, "signatures") or not dispatcher.signatures:
-                continue
-            compiled += 1
-            if name != "_histogram_block":
-                normalised = {tuple(plain(t) for t in sig) for sig in dispatcher.signatures}
-                assert len(normalised) == len(dispatcher.signatures), (name, dispatcher.signatures)
-        assert compiled > 20, compiled
-        print("OK")
-    """)
-    import os
     from pathlib import Path
 
     import gpuboost
 
-    # the gpuboost these tests import, installed or not; an empty numba cache, so that every
-    # kernel is compiled (from a cache, only the outer ones are loaded): about 25 s
-    env = dict(os.environ, PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]),
-               NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=600)
+    # the gpuboost these tests import, installed or not
+    env = dict(os.environ, PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]))
+    script = Path(__file__).with_name("_other_width.py")
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=900)
     assert done.returncode == 0 and "OK" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]
 
 
@@ -1889,56 +1853,6 @@ def test_vector_load_and_store_touch_their_lanes_only():
     out = np.zeros(5)
     load_add_store(flat, out, 0, 1, 4)  # 1-d: the last four, to the array's end
     np.testing.assert_array_equal(out, [0.0, 1.5, 2.5, 3.5, 4.5])
-
-
-def test_the_other_vector_width_scores_and_grows_the_same(tmp_path, monkeypatch):
-    """The kernels' vector width VW is the host's (8 lanes with AVX-512, else 4): a copy of the
-    kernels compiled with the other width must give the same probabilities, loss and tree, bit
-    for bit (every class and candidate is its own lane), so that both widths stay tested on any
-    host. 10 classes: the scoring pass sums the root's classes at either width; 26: at 8 lanes
-    only (ROOT_SUMS_CLASSES 32 against 16), and two class passes a node at 4."""
-    import importlib.util
-    from pathlib import Path
-
-    from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends import cpu
-
-    source = Path(kernels.__file__).read_text()
-    width = "VW = 8 if _has_avx512() else 4"
-    assert source.count(width) == 1 and "cache=True" in source
-    other_width = 4 if kernels.VW == 8 else 8
-    path = tmp_path / "_numba_cpu_other_width.py"
-    path.write_text(source.replace(width, f"VW = {other_width}").replace("cache=True", "cache=False"))
-    spec = importlib.util.spec_from_file_location("_numba_cpu_other_width", path)
-    other = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(other)
-    assert other.VW == other_width and other.ROOT_SUMS_CLASSES == other_width * other.VBLOCK
-
-    params = GrowerParams(max_leaves=12, min_samples_leaf=3)
-    for seed, k, weighted in ((0, 10, False), (1, 26, True)):
-        rng = np.random.default_rng(seed)
-        n, d, n_bins = 600, 5, 30
-        codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
-        codes[rng.random((n, d)) < 0.05] = 255
-        y = rng.integers(0, k, size=n)
-        w = rng.uniform(0.1, 2.0, size=n) if weighted else None
-        F = rng.normal(scale=2.0, size=(n, k))
-        grown = []
-        for module in (kernels, other):
-            monkeypatch.setattr(cpu, "kernels", module)
-            b = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=2)
-            loss = b.set_scores(F)
-            tree, segments, leaf_ids = b.grow_tree(params, bins_as_thresholds)
-            grown.append((loss, b.p.copy(), b.pct.copy(), tree, segments, leaf_ids))
-        (loss_a, p_a, pct_a, tree_a, seg_a, leaves_a), (loss_b, p_b, pct_b, tree_b, seg_b, leaves_b) = grown
-        assert loss_a == loss_b
-        np.testing.assert_array_equal(p_a, p_b)
-        np.testing.assert_array_equal(pct_a, pct_b)
-        assert tree_a.n_nodes > 1
-        for name in ("feature", "bin", "missing_left", "left", "right", "pair", "value", "n_samples", "gain"):
-            np.testing.assert_array_equal(getattr(tree_a, name), getattr(tree_b, name), err_msg=f"{name}, K={k}")
-        np.testing.assert_array_equal(seg_a, seg_b)
-        np.testing.assert_array_equal(leaves_a, leaves_b)
 
 
 def test_the_vector_width_follows_the_features_numba_compiles_for(monkeypatch):
