@@ -1505,13 +1505,14 @@ def test_kernel_node_values_are_losses_node_value_bit_for_bit():
         assert np.array_equal(got[~nan].view(np.int64), want[~nan].view(np.int64)), (clip, scale)
 
 
-@pytest.mark.parametrize("k", [3, 10, 26, 32, 33])
+@pytest.mark.parametrize("k", [3, 10, 16, 17, 26, 32, 33])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_softmax_root_sums_are_the_row_blocks_class_sums(k, weighted, n_threads, exp_source):
-    # scoring sums the next root's class sums with p, per row block (K <= ROOT_SUMS_CLASSES):
-    # each block's G, Hd and A are node_class_sums' over its rows, bit for bit, so that one
-    # block is the root's own sums (grow_tree takes them as summed)
+    # scoring sums the next root's class sums with p, per row block (K <= ROOT_SUMS_CLASSES,
+    # 16 classes at 4 lanes, 32 at 8): each block's G, Hd and A are node_class_sums' over its
+    # rows, bit for bit, so that one block is the root's own sums (grow_tree takes them as
+    # summed); p is the reference's either way
     from gpuboost.backends import _numba_cpu as kernels
 
     rng = np.random.default_rng(k)
@@ -1519,10 +1520,13 @@ def test_softmax_root_sums_are_the_row_blocks_class_sums(k, weighted, n_threads,
     y = rng.integers(0, k, size=n)
     w = rng.uniform(0.2, 3.0, size=n) if weighted else None
     fast = CpuBackend(np.zeros((n, 1), np.uint8), y, w, k, n_bins=2, missing_code=255, n_threads=n_threads)
+    ref = NumpyBackend(np.zeros((n, 1), np.uint8), y, w, k, n_bins=2, missing_code=255)
     F = 3.0 * rng.normal(size=(n, k))
     F[:5] = 60.0 * np.eye(k)[y[:5]]  # converged rows: pct is not 1 - p there
     for rescore in range(2):
         fast.set_scores(F)
+        ref.set_scores(F)
+        np.testing.assert_array_equal(fast.p, ref.p)
         if k > kernels.ROOT_SUMS_CLASSES:
             assert fast._root_blocks == 0
             continue
