@@ -394,31 +394,27 @@ def load_into(estimator, path) -> None:
         raise ModelFormatError(
             f"{path} is damaged or was edited: {type(exc).__name__}: {exc}. Save the model again."
         ) from None
+    # no fitted attribute of a model the estimator held before survives (best_iteration_ of an
+    # earlier early stopping, fit_time_, what a callback added), as in fit
+    for name in [name for name in vars(estimator) if name.endswith("_") and not name.startswith("_")]:
+        delattr(estimator, name)
     estimator.classes_ = classes
     estimator._bin_mapper = mapper
     estimator.n_features_in_ = n_features
     if feature_names is not None:
         estimator.feature_names_in_ = np.asarray(feature_names, dtype=object)
-    elif hasattr(estimator, "feature_names_in_"):
-        del estimator.feature_names_in_
     estimator.trees_ = trees
     estimator.train_loss_ = train_loss
     if hamming is not None:
         estimator.train_hamming_loss_ = hamming
-    elif hasattr(estimator, "train_hamming_loss_"):
-        del estimator.train_hamming_loss_
     estimator.initial_loss_ = initial_loss
     estimator.eval_loss_, estimator.eval_error_ = [], []
     estimator.device_ = "cpu"
     estimator.multilabel_ = bool(data.get("multilabel", False))
     if estimator.multilabel_:
         estimator.empty_label_sets_ = data.get("empty_label_sets", False)
-    elif hasattr(estimator, "empty_label_sets_"):
-        del estimator.empty_label_sets_
     if "libsvm_zero_based" in data:
         estimator.libsvm_zero_based_ = data["libsvm_zero_based"]
-    elif hasattr(estimator, "libsvm_zero_based_"):
-        del estimator.libsvm_zero_based_
     estimator._trained_with = trained_with(params)
 
 

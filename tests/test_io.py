@@ -35,6 +35,22 @@ def test_round_trip_predicts_identically(fitted, tmp_path):
     assert (tmp_path / "again.json").read_bytes() == path.read_bytes()
 
 
+def test_loading_into_a_fitted_estimator_leaves_nothing_of_its_model(fitted, small_multiclass, tmp_path):
+    """load_model replaces the fitted state whole: an estimator that had stopped early (its
+    best_iteration_, best_score_) holds what a fresh load of the file holds, no more."""
+    model, X = fitted
+    model.save_model(tmp_path / "m.json")
+    Xs, ys = small_multiclass
+    earlier = BoostClassifier(algorithm="abcmart", n_estimators=30, max_leaves=4, learning_rate=0.5,
+                              early_stopping_rounds=1).fit(Xs[:200], ys[:200], eval_set=[(Xs[200:], ys[200:])])
+    earlier.custom_ = "set by a callback"
+    assert hasattr(earlier, "best_iteration_")
+    earlier.load_model(tmp_path / "m.json")
+    fresh = gpuboost.load_model(tmp_path / "m.json")
+    assert sorted(vars(earlier)) == sorted(vars(fresh))
+    np.testing.assert_array_equal(earlier.predict_proba(X), model.predict_proba(X))
+
+
 def test_string_labels_and_feature_names_survive(tmp_path):
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(0)
