@@ -241,7 +241,7 @@ def _indicator(Y, model: BoostClassifier) -> np.ndarray:
     if Y is None:
         raise ValueError(f"Y is None; {expected}.")
     try:
-        y = np.asarray(_validation.to_host(Y))
+        y = np.asarray(_validation.host_labels(Y))  # (a scipy.sparse Y densified, as train takes it)
     except (TypeError, ValueError):
         raise ValueError(f"{expected}.") from None
     if y.ndim != 2 or y.shape[1] != n_labels:

@@ -116,6 +116,8 @@ def test_multi_label_models_predict_and_test_on_indicator_matrices(small, algori
     assert result["testlog"][-1, 1] == metrics.hamming_loss(Y, model.predict(X)) == result["metrics"]["hamming_loss"]
     assert result["metrics"]["average_precision"] == metrics.average_precision(Y, model.predict_proba(X))
     assert set(result["metrics"]) == {"hamming_loss", "one_error", "coverage", "average_precision"}
+    sparse = pytest.importorskip("scipy.sparse")  # a sparse Y, as train (and fit) take it
+    np.testing.assert_array_equal(abcboost.test(sparse.csr_matrix(Y), X, model)["prediction"], result["prediction"])
     with pytest.raises(ValueError, match=r"Y has shape \(60,\); this model is multi-label \(3 labels\)"):
         abcboost.test(Y[:, 0], X, model)
     with pytest.raises(ValueError, match="Y has 10 labels but X has 60 rows"):
