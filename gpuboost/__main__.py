@@ -421,7 +421,7 @@ def main(argv=None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (ValueError, TypeError, RuntimeError, OSError, MemoryError, ImportError) as exc:
+    except (ValueError, TypeError, RuntimeError, OSError, MemoryError, ImportError, FloatingPointError) as exc:
         print(f"gpuboost {args.command}: error: {exc}", file=sys.stderr)
         return 1
 

@@ -144,12 +144,15 @@ def klogit_link(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None =
     """
     F = np.asarray(F, dtype=np.float64)
     rows = np.arange(F.shape[0])
-    p = np.exp(F - 1.0)
-    g = p.copy()
-    g[rows, y] = np.expm1(F[rows, y] - 1.0)
-    # exp(a) - (a + 1) with a = F_y - 1, written so that it does not cancel for small a
-    a = F[rows, y] - 1.0
-    per_sample = (np.expm1(a) - a) + (p.sum(axis=1) - p[rows, y])
+    # scores that overflow make the loss inf or NaN, which the boosting loop reports as a
+    # diverged fit (with what to change): no RuntimeWarning before that message
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = np.exp(F - 1.0)
+        g = p.copy()
+        g[rows, y] = np.expm1(F[rows, y] - 1.0)
+        # exp(a) - (a + 1) with a = F_y - 1, written so that it does not cancel for small a
+        a = F[rows, y] - 1.0
+        per_sample = (np.expm1(a) - a) + (p.sum(axis=1) - p[rows, y])
     if sample_weight is not None:
         per_sample = per_sample * sample_weight
     return p, g, float(per_sample.sum())

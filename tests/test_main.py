@@ -521,3 +521,17 @@ def test_train_with_validation_fraction_and_early_stopping(libsvm_files, tmp_pat
     loaded = gpuboost.load_model(model)
     assert loaded.get_params()["random_state"] == 3 and loaded.n_estimators_ < 400
     assert f"{test}: " in capsys.readouterr().out  # the --eval file is still the one reported
+
+
+def test_a_diverging_fit_is_a_one_line_error(tmp_path, capsys):
+    """K-LogitBoost's scores can overflow at extreme settings: the CLI says so in its one-line
+    error, not in a traceback, and writes no model."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    np.savez(tmp_path / "iris.npz", X_train=X, y_train=y)
+    assert main(["train", str(tmp_path / "iris.npz"), "-o", str(tmp_path / "k.json"), "--algorithm", "klogitboost",
+                 "--learning-rate", "50", "--leaf-clip", "1000", "--n-estimators", "20"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gpuboost train: error: training diverged at iteration") and "Lower learning_rate" in err
+    assert not (tmp_path / "k.json").exists()
