@@ -111,9 +111,11 @@ def load_data(source, label_column=None, split: str = "train", n_features=None, 
       label ids 0 .. L-1, L the largest id + 1 or ``n_labels`` (a model's or training file's
       number of labels; then a single-label file is read as one label per row of L).
     - ``.csv``: comma-separated numbers, UTF-8 (a byte order mark, as Excel writes, is skipped),
-      with or without a header line; the label is the column ``label_column`` (a name, or an
-      index from 0, negative from the end; default: a column named "label", "class", "target"
-      or "y" if the header has one, else the last column). Empty fields are missing.
+      with or without a header line (the first line is a header where it names a column of
+      numbers, or holds a name that its column does not repeat below, or is pandas'
+      ``0,1,2,...``); the label is the column ``label_column`` (a name, or an index from 0,
+      negative from the end; default: a column named "label", "class", "target" or "y" if the
+      header has one, else the last column). Empty fields are missing.
     - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
       ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files; ``Y`` in place
       of ``y`` is a multi-label indicator matrix (as in ``yeast.npz``).
@@ -402,9 +404,32 @@ def _is_field(text) -> bool:
     return _is_number(text) or text.strip() == ""
 
 
+def _is_header(rows) -> bool:
+    """Whether the first of a CSV file's rows is a header (column names), not data.
+
+    It is a header where one of its fields is not a number and its column holds only numbers
+    below (a feature's name), or is text that its column never repeats below (the label
+    column's name: a class label recurs); or where it is 0, 1, ..., the names pandas gives
+    unnamed columns (``DataFrame(array).to_csv(index=False)``; an empty first field and 0, 1,
+    ... with the index). Else it is data: a first line of numbers only, or one whose text
+    fields are labels that their column repeats (a file without a header and with text labels).
+    """
+    first, body = [v.strip() for v in rows[0]], rows[1:]
+    texts = [j for j, v in enumerate(first) if not _is_field(v)]
+    if not texts:
+        width = len(first)
+        numbered = [str(j) for j in range(width)]
+        return width >= 3 and first in (numbered, [""] + numbered[:-1])
+    for j in texts:
+        column = [row[j].strip() for row in body if j < len(row)]
+        if all(_is_field(v) for v in column) or first[j] not in column:
+            return True
+    return False
+
+
 def _read_csv(path):
-    """(header or None, rows, line of each row) of a CSV file; the first line is a header unless
-    it is all numbers. Blank lines are left out, so the lines are kept for the messages."""
+    """(header or None, rows, line of each row) of a CSV file; the first line is a header as
+    _is_header decides. Blank lines are left out, so the lines are kept for the messages."""
     import csv
     import io
 
@@ -429,7 +454,7 @@ def _read_csv(path):
         raise ValueError(f"{path}, line {reader.line_num}: not valid CSV ({exc}).") from None
     if not rows:
         raise ValueError(f"{path} is empty.")
-    if all(_is_field(v) for v in rows[0]):
+    if not _is_header(rows):
         return None, rows, lines
     return [v.strip() for v in rows[0]], rows[1:], lines[1:]
 

@@ -101,6 +101,26 @@ def test_ragged_or_header_only_csv(tmp_path, load):
         load(tmp_path / "header.csv")
 
 
+@pytest.mark.parametrize("text, rows, names", [
+    ("1.5,2,cat\n0.5,1,dog\n2,3,cat\n1,1,dog\n", 4, None),  # no header, text labels (each class recurs)
+    ("1.5,2,0\n0.5,1,1\n", 2, None),  # numbers only: data
+    ("f1,f2,label\n1.5,2,0\n0.5,1,1\n", 2, ["f1", "f2"]),  # names over numbers
+    ("0,1,2\n1.5,2,0\n0.5,1,1\n", 2, ["0", "1"]),  # pandas' names of unnamed columns
+    (",0,1,2\n0,1.5,2,0\n1,0.5,1,1\n", 2, ["", "0", "1"]),  # the same, with pandas' index column
+    ("0,1,species\n1.5,2,cat\n0.5,1,dog\n", 2, ["0", "1"]),  # a label column's name over text labels
+    ("a,b,species\n1.5,2,cat\n0.5,1,cat\n", 2, ["a", "b"]),
+], ids=["text labels", "numbers", "names", "pandas", "pandas index", "label name", "one class"])
+def test_a_csv_header_is_told_from_data(tmp_path, text, rows, names):
+    """The first line is a header where it names columns, and data where it is a row: a file
+    without a header whose labels are text keeps its first row (no invented header), and the
+    numbers pandas names unnamed columns by are a header (no invented row, or class)."""
+    from gpuboost.datasets import _load_csv
+
+    (tmp_path / "d.csv").write_text(text)
+    X, y, header = _load_csv(tmp_path / "d.csv", None)
+    assert X.shape[0] == len(y) == rows and header == names
+
+
 def test_multilabel_libsvm_and_npz(tmp_path):
     (tmp_path / "m.svm").write_text("0,2 1:0.5 2:1\n 1:0.2 2:3\n2 1:0.1\n1,0 2:4  # a comment\n")
     X, Y = load_data(tmp_path / "m.svm")
