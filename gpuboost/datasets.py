@@ -501,18 +501,26 @@ def _label_index(path, header, width, label_column) -> int:
     return label_index
 
 
-def _load_csv(path, label_column, labelled=True):
+def _load_csv(path, label_column, labelled=True, text_labels=False, n_features=None):
     """(X, y, names) of a CSV file: names, its header's feature columns (None for a file
     without a header); y None where not labelled (the label column is dropped unread:
-    prediction needs no label, so a row's may be empty)."""
+    prediction needs no label, so a row's may be empty). The labels are numbers where every
+    one is, else text; text_labels: text always (a file read against a model whose classes
+    are text: its labels 0 and 1 are the classes "0" and "1", whatever else the file holds).
+    n_features: where not labelled, a file of that many columns (a model's features) and no
+    label_column has no label column: its columns are all features."""
     header, body, lines = _read_csv(path)
     width = _width(path, header, body, lines)
+    if not labelled and label_column is None and width == n_features:
+        return _floats(path, header, body, lines), None, header
     label_index = _label_index(path, header, width, label_column)
     names = None if header is None else [name for j, name in enumerate(header) if j != label_index]
     if not labelled:
         return _floats(path, header, body, lines, label_index), None, names
     texts = [r[label_index].strip() for r in body]
     try:
+        if text_labels:
+            raise ValueError
         y = np.array([float(t) if t else np.nan for t in texts])
         missing = np.isnan(y)
     except ValueError:

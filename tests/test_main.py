@@ -169,6 +169,9 @@ def test_predict_on_an_unlabelled_csv(libsvm_files, tmp_path):
     assert main(["predict", str(model), str(features), "--unlabelled", "-o", str(tmp_path / "p.csv")]) == 0
     assert main(["predict", str(model), str(test), "-o", str(tmp_path / "q.csv")]) == 0
     assert (tmp_path / "p.csv").read_text() == (tmp_path / "q.csv").read_text()
+    # without --unlabelled: a file of the model's width has no label column (none of its features is dropped)
+    assert main(["predict", str(model), str(features), "-o", str(tmp_path / "r.csv")]) == 0
+    assert (tmp_path / "r.csv").read_text() == (tmp_path / "q.csv").read_text()
 
 
 @pytest.fixture
@@ -535,3 +538,27 @@ def test_a_diverging_fit_is_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("gpuboost train: error: training diverged at iteration") and "Lower learning_rate" in err
     assert not (tmp_path / "k.json").exists()
+
+
+def test_a_csv_test_file_is_read_in_the_models_label_type(tmp_path, capsys):
+    """A model whose classes are text ("0", "1", "other": a CSV file of mixed labels) reads a
+    test file whose labels happen to be numbers only as the same text classes."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    labels = np.array(["0", "1", "other"])[np.argmax(X, axis=1)]
+
+    def write(path, rows):
+        path.write_text("a,b,c,label\n" + "".join(f"{x[0]},{x[1]},{x[2]},{t}\n" for x, t in zip(X[rows], labels[rows])))
+
+    write(tmp_path / "train.csv", np.arange(60))
+    test_rows = np.arange(60, 90)[labels[60:] != "other"]
+    write(tmp_path / "test.csv", test_rows)
+    assert main(["train", str(tmp_path / "train.csv"), "-o", str(tmp_path / "m.json"), "--n-estimators", "5",
+                 "--eval", str(tmp_path / "test.csv")]) == 0
+    assert f" errors of {len(test_rows)}" in capsys.readouterr().out
+    assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "test.csv")]) == 0
+    out = capsys.readouterr().out
+    model = load_model(tmp_path / "m.json")
+    del model.feature_names_in_  # (X below is an array: by position)
+    errors = int(np.sum(model.predict(X[test_rows]) != labels[test_rows]))
+    assert f"test.csv: {len(test_rows)} rows; {errors} errors" in out
