@@ -51,18 +51,18 @@ def _add_estimator_flags(parser) -> None:
                             choices=_CHOICES.get(name), help=f"(default: {default})")
 
 
-def _load(path, label_column, split, n_features=None, zero_based="auto", n_labels=None, classes=None):
+def _load(path, label_column, split, n_features=None, zero_based="auto", n_labels=None, names=None, classes=None):
     """(X, y, zero_based, names): a LibSVM file read with n_features columns and n_labels labels
     (a model's, or the training file's) and the base the file was read with, for the files read
     with it ("auto" if none); an .npz file's split ("train": X_train and y_train); names, a CSV
     file's header's feature columns (None for other files, and a CSV file without a header).
-    classes: the labels of the model (or training file) a CSV file is read against: where they
-    are text, so are the file's labels (a test file whose labels happen to be numbers only)."""
+    names and classes: the feature names (None: none) and classes (None: multi-label) of the
+    model or training file a CSV file is read against (datasets._load_csv: they tell its
+    header, and read its labels as the classes' type)."""
     from .datasets import _load_csv, _load_data
 
     if _is_csv(path):
-        text = classes is not None and len(classes) > 0 and all(isinstance(c, str) for c in classes)
-        X, y, names = _load_csv(path, label_column, text_labels=text)
+        X, y, names = _load_csv(path, label_column, names=names, classes=classes)
         return X, y, "auto", names
     return (*_load_data(path, label_column=label_column, split=split, n_features=n_features, zero_based=zero_based,
                         n_labels=n_labels), None)
@@ -85,7 +85,7 @@ def _train(args) -> int:
         # the training file's width and base: a test file's rows may lack the last features, and
         # one that happens not to use feature 0 of a 0-based training set is still read 0-based
         X_eval, y_eval, _, eval_names = _load(args.eval, args.label_column, args.eval_split, n_features=X.shape[1],
-                                              zero_based=zero_based, n_labels=_n_labels(y),
+                                              zero_based=zero_based, n_labels=_n_labels(y), names=names,
                                               classes=None if _n_labels(y) else np.unique(y).tolist())
         eval_set = [(_named_columns(names, X_eval, eval_names, args.eval), y_eval)]
     model = BoostClassifier(**params)
@@ -133,10 +133,12 @@ def _predict(args) -> int:
     if not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
         X = load_features(args.data, split=args.split, n_features=model.n_features_in_, zero_based=_base(model))
     elif args.unlabelled:
-        X, names = _csv_features(args.data)
+        X, names = _csv_features(args.data, getattr(model, "feature_names_in_", None))
     else:
         # (its labels unread: they may be empty; a file of the model's width has none)
-        X, _, names = _load_csv(args.data, args.label_column, labelled=False, n_features=model.n_features_in_)
+        X, _, names = _load_csv(args.data, args.label_column, labelled=False, n_features=model.n_features_in_,
+                                names=getattr(model, "feature_names_in_", None),
+                                classes=None if model.multilabel_ else model.classes_.tolist())
     X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
     # the whole output first, then written at once: a failure leaves an existing file as it was
     out = io.StringIO()
@@ -222,6 +224,7 @@ def _evaluate(args) -> int:
     model = load_model(args.model)
     X, y, _, names = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
                            zero_based=_base(model), n_labels=_model_labels(model),
+                           names=getattr(model, "feature_names_in_", None),
                            classes=None if model.multilabel_ else model.classes_.tolist())
     X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
     if model.multilabel_:

@@ -112,10 +112,10 @@ def load_data(source, label_column=None, split: str = "train", n_features=None, 
       number of labels; then a single-label file is read as one label per row of L).
     - ``.csv``: comma-separated numbers, UTF-8 (a byte order mark, as Excel writes, is skipped),
       with or without a header line (the first line is a header where it names a column of
-      numbers, or holds a name that its column does not repeat below, or is pandas'
-      ``0,1,2,...``); the label is the column ``label_column`` (a name, or an index from 0,
-      negative from the end; default: a column named "label", "class", "target" or "y" if the
-      header has one, else the last column). Empty fields are missing.
+      numbers, or is pandas' ``0,1,2,...``, or holds counting numbers and a name that its
+      column does not repeat below); the label is the column ``label_column`` (a name, or an
+      index from 0, negative from the end; default: a column named "label", "class", "target"
+      or "y" if the header has one, else the last column). Empty fields are missing.
     - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
       ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files; ``Y`` in place
       of ``y`` is a multi-label indicator matrix (as in ``yeast.npz``).
@@ -370,10 +370,10 @@ def load_features(path, split: str = "train", n_features=None, zero_based="auto"
     raise _unknown_format(path, ext)
 
 
-def _csv_features(path):
+def _csv_features(path, names=None):
     """(X, names) of a CSV file of feature columns only (no label): names, its header's (None
-    for a file without one)."""
-    header, body, lines = _read_csv(path)
+    for a file without one; the names argument: the model's feature names, _is_header's hint)."""
+    header, body, lines = _read_csv(path, None if names is None else [str(n) for n in names])
     _width(path, header, body, lines)
     return _floats(path, header, body, lines), header
 
@@ -382,7 +382,7 @@ def _floats(path, header, body, lines, label_index=None) -> np.ndarray:
     """The fields of a CSV file's rows but the label column, as float64 (NaN for empty fields)."""
     columns = [j for j in range(len(body[0])) if j != label_index]
     try:
-        return np.array([[float(r[j]) if r[j].strip() else np.nan for j in columns] for r in body], dtype=np.float64)
+        return np.array([[_number(r[j]) if r[j].strip() else np.nan for j in columns] for r in body], dtype=np.float64)
     except ValueError:  # where the field that is not a number is, for the message
         row, line, j = next((row, line, j) for row, line in zip(body, lines) for j in columns if not _is_field(row[j]))
         column = f"column {header[j]!r}" if header else f"column {j} (from 0)"
@@ -390,10 +390,19 @@ def _floats(path, header, body, lines, label_index=None) -> np.ndarray:
                          "hold numbers (an empty field is a missing value).") from None
 
 
+def _number(text) -> float:
+    """A field's number as float() reads it (str or bytes), but without Python's digit
+    separators: "1_000" is not a number (pandas and the LibSVM readers do not read it either).
+    ValueError where it is not one."""
+    if ("_" if isinstance(text, str) else b"_") in text:
+        raise ValueError(f"not a number: {text!r}")
+    return float(text)
+
+
 def _is_number(text) -> bool:
-    """Whether float() reads text (str or bytes) as a number."""
+    """Whether text (str or bytes) is a number (_number)."""
     try:
-        float(text)
+        _number(text)
         return True
     except ValueError:
         return False
@@ -404,32 +413,42 @@ def _is_field(text) -> bool:
     return _is_number(text) or text.strip() == ""
 
 
-def _is_header(rows) -> bool:
+def _is_header(rows, names=None, classes=None) -> bool:
     """Whether the first of a CSV file's rows is a header (column names), not data.
 
-    It is a header where one of its fields is not a number and its column holds only numbers
-    below (a feature's name), or is text that its column never repeats below (the label
-    column's name: a class label recurs); or where it is 0, 1, ..., the names pandas gives
-    unnamed columns (``DataFrame(array).to_csv(index=False)``; an empty first field and 0, 1,
-    ... with the index). Else it is data: a first line of numbers only, or one whose text
-    fields are labels that their column repeats (a file without a header and with text labels).
+    A header: a line that holds every name of names (the features of the model the file is
+    read against, where it knows them); a line with a name (a text with a letter or digit)
+    over a column of numbers; a line whose text fields are all over text columns (labels) and
+    one of them never recurs below and is no label of classes (a label column's name: a class
+    label recurs), while its numbers are plain counting numbers (names such as 0, 1, 2, not
+    values such as 6.3); or 0, 1, 2, ... alone, the names pandas gives unnamed columns
+    (``DataFrame(array).to_csv(index=False)``; an empty first field and 0, 1, ... with the
+    index), from three columns. Anything else is data: numbers, numbers and labels (a file
+    without a header whose labels are text), or a line with a field such as "?", which the
+    reader then reports as not a number.
     """
     first, body = [v.strip() for v in rows[0]], rows[1:]
+    if names is not None and set(names) <= set(first):
+        return True
     texts = [j for j, v in enumerate(first) if not _is_field(v)]
     if not texts:
-        width = len(first)
-        numbered = [str(j) for j in range(width)]
-        return width >= 3 and first in (numbered, [""] + numbered[:-1])
-    for j in texts:
-        column = [row[j].strip() for row in body if j < len(row)]
-        if all(_is_field(v) for v in column) or first[j] not in column:
-            return True
-    return False
+        numbered = [str(j) for j in range(len(first))]
+        return len(first) >= 3 and first in (numbered, [""] + numbered[:-1])
+    if not all(any(c.isalnum() for c in first[j]) for j in texts):
+        return False
+    columns = {j: [row[j].strip() for row in body if j < len(row)] for j in texts}
+    if any(columns[j] and all(_is_field(v) for v in columns[j]) for j in texts):
+        return True
+    unrepeated = [first[j] for j in texts if first[j] not in columns[j]]
+    if not unrepeated or (classes is not None and all(v in classes for v in unrepeated)):
+        return False
+    return all(v.isdigit() for j, v in enumerate(first) if j not in columns and v)
 
 
-def _read_csv(path):
+def _read_csv(path, names=None, classes=None):
     """(header or None, rows, line of each row) of a CSV file; the first line is a header as
-    _is_header decides. Blank lines are left out, so the lines are kept for the messages."""
+    _is_header decides (names, classes: its hints, as str). Blank lines are left out, so the
+    lines are kept for the messages."""
     import csv
     import io
 
@@ -454,7 +473,7 @@ def _read_csv(path):
         raise ValueError(f"{path}, line {reader.line_num}: not valid CSV ({exc}).") from None
     if not rows:
         raise ValueError(f"{path} is empty.")
-    if not _is_header(rows):
+    if not _is_header(rows, names, classes):
         return None, rows, lines
     return [v.strip() for v in rows[0]], rows[1:], lines[1:]
 
@@ -501,15 +520,21 @@ def _label_index(path, header, width, label_column) -> int:
     return label_index
 
 
-def _load_csv(path, label_column, labelled=True, text_labels=False, n_features=None):
+def _load_csv(path, label_column, labelled=True, n_features=None, names=None, classes=None):
     """(X, y, names) of a CSV file: names, its header's feature columns (None for a file
     without a header); y None where not labelled (the label column is dropped unread:
-    prediction needs no label, so a row's may be empty). The labels are numbers where every
-    one is, else text; text_labels: text always (a file read against a model whose classes
-    are text: its labels 0 and 1 are the classes "0" and "1", whatever else the file holds).
-    n_features: where not labelled, a file of that many columns (a model's features) and no
-    label_column has no label column: its columns are all features."""
-    header, body, lines = _read_csv(path)
+    prediction needs no label, so a row's may be empty).
+
+    Read against a model (or a training file): n_features, where not labelled, a file of that
+    many columns and no label_column has no label column (its columns are all features);
+    names, the model's feature names (None: it has none); classes, its classes (None: not
+    known). The labels are numbers where every one is, else text; where classes are text,
+    text always (the file's 0 and 1 are the classes "0" and "1", whatever else it holds), and
+    where they are numbers, a label that is not one is an error that names it.
+    """
+    text_classes = classes is not None and all(isinstance(c, str) for c in classes)
+    hints = None if classes is None else {str(c) for c in classes}
+    header, body, lines = _read_csv(path, None if names is None else [str(n) for n in names], hints)
     width = _width(path, header, body, lines)
     if not labelled and label_column is None and width == n_features:
         return _floats(path, header, body, lines), None, header
@@ -519,13 +544,18 @@ def _load_csv(path, label_column, labelled=True, text_labels=False, n_features=N
         return _floats(path, header, body, lines, label_index), None, names
     texts = [r[label_index].strip() for r in body]
     try:
-        if text_labels:
+        if text_classes:
             raise ValueError
-        y = np.array([float(t) if t else np.nan for t in texts])
+        y = np.array([_number(t) if t else np.nan for t in texts])
         missing = np.isnan(y)
     except ValueError:
         y = np.array(texts)  # text labels
         missing = y == ""
+        if classes is not None and not text_classes:
+            words = list(dict.fromkeys(t for t in texts if t and not _is_number(t)))
+            raise ValueError(f"{path} holds labels that are not numbers: {words[:5]}{' ...' if len(words) > 5 else ''}; "
+                             f"the classes it is read against are {list(classes)[:10]}"
+                             f"{' ...' if len(classes) > 10 else ''}.") from None
     if missing.any():
         # the estimator's message for missing labels, with the lines of the file they are on
         from ._validation import _labels_1d

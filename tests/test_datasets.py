@@ -109,7 +109,10 @@ def test_ragged_or_header_only_csv(tmp_path, load):
     (",0,1,2\n0,1.5,2,0\n1,0.5,1,1\n", 2, ["", "0", "1"]),  # the same, with pandas' index column
     ("0,1,species\n1.5,2,cat\n0.5,1,dog\n", 2, ["0", "1"]),  # a label column's name over text labels
     ("a,b,species\n1.5,2,cat\n0.5,1,cat\n", 2, ["a", "b"]),
-], ids=["text labels", "numbers", "names", "pandas", "pandas index", "label name", "one class"])
+    ("1.5,2,owl\n0.5,1,dog\n2,3,cat\n", 3, None),  # no header, the first row's class only there
+    ("6.3,2.9,owl\n", 1, None),  # one row
+], ids=["text labels", "numbers", "names", "pandas", "pandas index", "label name", "one class", "rare class",
+        "one row"])
 def test_a_csv_header_is_told_from_data(tmp_path, text, rows, names):
     """The first line is a header where it names columns, and data where it is a row: a file
     without a header whose labels are text keeps its first row (no invented header), and the
@@ -119,6 +122,37 @@ def test_a_csv_header_is_told_from_data(tmp_path, text, rows, names):
     (tmp_path / "d.csv").write_text(text)
     X, y, header = _load_csv(tmp_path / "d.csv", None)
     assert X.shape[0] == len(y) == rows and header == names
+
+
+def test_a_csv_file_read_against_a_model_uses_what_it_knows(tmp_path):
+    """Counting numbers and a label seen nowhere else could be names ("0,1,species"): read
+    against a model, a label that is one of its classes makes the line data, and a line that
+    holds the model's feature names is its header; labels that are not numbers, where the
+    classes are, are named."""
+    from gpuboost.datasets import _load_csv
+
+    (tmp_path / "d.csv").write_text("5,3,owl\n4,1,dog\n2,3,cat\n")
+    assert _load_csv(tmp_path / "d.csv", None)[2] == ["5", "3"]  # (alone: a header)
+    X, y, names = _load_csv(tmp_path / "d.csv", None, classes=["cat", "dog", "owl"])
+    assert names is None and y.tolist() == ["owl", "dog", "cat"] and X.shape == (3, 2)
+    (tmp_path / "n.csv").write_text("0,1,2,label\n1,2,3,0\n4,5,6,1\n")
+    assert _load_csv(tmp_path / "n.csv", None, names=["2", "0", "1"])[2] == ["0", "1", "2"]
+    (tmp_path / "m.csv").write_text("x,label\n1,0\n2,cat\n3,0\n4,emu\n")
+    with pytest.raises(ValueError, match=r"m.csv holds labels that are not numbers: \['cat', 'emu'\]; the classes it "
+                                         r"is read against are \[0, 1\]"):
+        _load_csv(tmp_path / "m.csv", None, classes=[0, 1])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("5.1,?,0\n4.9,3.0,1\n4.7,3.2,0\n", r"line 1, column 1 \(from 0\): '\?' is not a number"),
+    ("a,b,label\n1_000,2,1\n3,4,2\n", r"line 2, column 'a': '1_000' is not a number"),
+], ids=["question mark", "digit separator"])
+def test_csv_fields_that_are_no_numbers(tmp_path, text, message):
+    """A "?" in a file's first line is a field that is not a number, not a header's name; and
+    "1_000" is no number (Python's float reads it; pandas does not)."""
+    (tmp_path / "d.csv").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        load_data(tmp_path / "d.csv")
 
 
 def test_multilabel_libsvm_and_npz(tmp_path):

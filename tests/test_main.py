@@ -562,3 +562,20 @@ def test_a_csv_test_file_is_read_in_the_models_label_type(tmp_path, capsys):
     del model.feature_names_in_  # (X below is an array: by position)
     errors = int(np.sum(model.predict(X[test_rows]) != labels[test_rows]))
     assert f"test.csv: {len(test_rows)} rows; {errors} errors" in out
+
+
+def test_a_headerless_test_file_keeps_its_first_row(tmp_path, capsys):
+    """A test file without a header whose first row's class is there alone: with integer
+    features, "5,3,owl" could be a header's names, but read against the model (its classes),
+    it is a row: predict writes a label for every row, evaluate counts them all."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 9, size=(60, 2))
+    labels = np.array(["cat", "dog", "owl"])[np.argmax(np.c_[X, 4 * np.ones(60)], axis=1)]
+    (tmp_path / "train.csv").write_text("".join(f"{a},{b},{t}\n" for (a, b), t in zip(X, labels)))
+    (tmp_path / "test.csv").write_text("5,3,owl\n4,1,dog\n1,2,cat\n8,0,cat\n")
+    assert main(["train", str(tmp_path / "train.csv"), "-o", str(tmp_path / "m.json"), "--n-estimators", "3"]) == 0
+    assert "60 rows, 2 features, 3 classes" in capsys.readouterr().out
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "test.csv")]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 4
+    assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "test.csv")]) == 0
+    assert "test.csv: 4 rows" in capsys.readouterr().out
