@@ -527,8 +527,8 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
 
     Read against a model (or a training file): n_features, where not labelled, a file of that
     many columns and no label_column has no label column (its columns are all features);
-    names, the model's feature names (None: it has none); classes, its classes (None: not
-    known). The labels are numbers where every one is, else text; where classes are text,
+    names, the model's feature names (None: it has none; a header with one other column has
+    its label there, where label_column is None); classes, its classes (None: not known). The labels are numbers where every one is, else text; where classes are text,
     text always (the file's 0 and 1 are the classes "0" and "1", whatever else it holds), and
     where they are numbers, a label that is not one is an error that names it.
     """
@@ -538,7 +538,12 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
     width = _width(path, header, body, lines)
     if not labelled and label_column is None and width == n_features:
         return _floats(path, header, body, lines), None, header
-    label_index = _label_index(path, header, width, label_column)
+    known = set() if names is None else {str(name) for name in names}
+    others = [] if header is None or names is None else [j for j, v in enumerate(header) if v not in known]
+    if label_column is None and len(others) == 1:
+        label_index = others[0]  # the one column that is not a feature of the model: its label, whatever its name
+    else:
+        label_index = _label_index(path, header, width, label_column)
     names = None if header is None else [name for j, name in enumerate(header) if j != label_index]
     if not labelled:
         return _floats(path, header, body, lines, label_index), None, names

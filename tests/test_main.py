@@ -579,3 +579,22 @@ def test_a_headerless_test_file_keeps_its_first_row(tmp_path, capsys):
     assert len(capsys.readouterr().out.splitlines()) == 1 + 4
     assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "test.csv")]) == 0
     assert "test.csv: 4 rows" in capsys.readouterr().out
+
+
+def test_a_models_label_column_is_found_by_its_features_names(tmp_path, capsys):
+    """A model trained with --label-column on a file whose label is in the middle: predict and
+    evaluate on such a file need no flag (its one column that is not a feature is the label)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    (tmp_path / "d.csv").write_text("a,species,b\n" + "".join(f"{a},{c},{b}\n" for (a, b), c in zip(X, y)))
+    assert main(["train", str(tmp_path / "d.csv"), "-o", str(tmp_path / "m.json"), "--n-estimators", "3",
+                 "--label-column", "species"]) == 0
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "d.csv"), "-o", str(tmp_path / "p.csv")]) == 0
+    model = load_model(tmp_path / "m.json")
+    assert list(model.feature_names_in_) == ["a", "b"]
+    del model.feature_names_in_  # (X below is an array: by position)
+    predicted = (tmp_path / "p.csv").read_text().split()[1:]
+    assert predicted == [str(v) for v in model.predict(X)]
+    assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "d.csv")]) == 0
+    assert "d.csv: 40 rows" in capsys.readouterr().out
