@@ -212,6 +212,7 @@ def save_model(estimator, path) -> None:
 
     check_is_fitted(estimator, "trees_")
     path = check_writable(path)
+    _check_saved_params(estimator)
     payload = model_to_dict(estimator)
     payload["checksum"] = _checksum(payload)
     write_text_atomically(path, _dumps(payload))
@@ -416,6 +417,21 @@ def load_into(estimator, path) -> None:
     if "libsvm_zero_based" in data:
         estimator.libsvm_zero_based_ = data["libsvm_zero_based"]
     estimator._trained_with = trained_with(params)
+
+
+def _check_saved_params(estimator) -> None:
+    """The parameters a model file would hold, checked as load_model checks them: set_params
+    after fit can set a value that fit would refuse (n_estimators=0), and a file written with
+    it could not be loaded (nor replace a good one)."""
+    from .algorithms import ALGORITHMS
+    from .sklearn import BoostClassifier
+
+    params = {**estimator.get_params(deep=False), **getattr(estimator, "_trained_with", {}), "callbacks": None}
+    try:
+        _validation.check_params(BoostClassifier(**params), ALGORITHMS)
+    except ValueError as exc:
+        raise ValueError(f"cannot save the model: {exc} Set a valid value (set_params) before saving; "
+                         "nothing was written.") from None
 
 
 def _check_loaded_params(params: dict) -> None:

@@ -51,6 +51,19 @@ def test_loading_into_a_fitted_estimator_leaves_nothing_of_its_model(fitted, sma
     np.testing.assert_array_equal(earlier.predict_proba(X), model.predict_proba(X))
 
 
+def test_saving_a_parameter_no_load_would_take_keeps_the_file(fitted, tmp_path):
+    """set_params after fit can set what fit refuses (n_estimators=0): save_model says so and
+    leaves the file it would have replaced, which loads as before."""
+    model, X = fitted
+    model.save_model(tmp_path / "m.json")
+    before = (tmp_path / "m.json").read_bytes()
+    model.set_params(n_estimators=0)
+    with pytest.raises(ValueError, match="cannot save the model: n_estimators must be an integer >= 1, got 0"):
+        model.save_model(tmp_path / "m.json")
+    assert (tmp_path / "m.json").read_bytes() == before
+    np.testing.assert_array_equal(gpuboost.load_model(tmp_path / "m.json").predict_proba(X), model.predict_proba(X))
+
+
 def test_string_labels_and_feature_names_survive(tmp_path):
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(0)
