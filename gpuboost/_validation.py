@@ -27,11 +27,14 @@ def check_params(est, algorithms) -> None:
         raise ValueError(f"algorithm={est.algorithm!r} is not known; this version implements {algorithms}.")
 
     def integer(name, low, high=None):
+        # (the compiled kernels take 64-bit integers: a larger bound than any is below 2**63)
         value = getattr(est, name)
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low or (
-            high is not None and value > high
+            value > (2 ** 63 - 1 if high is None else high)
         ):
             bound = f">= {low}" if high is None else f"in [{low}, {high}]"
+            if high is None and isinstance(value, numbers.Integral) and value >= 2 ** 63:
+                bound += " and below 2**63"
             raise ValueError(f"{name} must be an integer {bound}, got {value!r}.")
 
     def real(name, within, what):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +82,8 @@ CASES = {
     "early_stopping_rounds without eval_set or validation_fraction": lambda: small(early_stopping_rounds=3).fit(X, y),
     "max_leaves < 2": lambda: BoostClassifier(max_leaves=1).fit(X, y),
     "max_depth < 1": lambda: small(max_depth=0).fit(X, y),
+    "min_samples_leaf of 2**63 or more (beyond the kernels' 64-bit integers)": lambda: small(
+        min_samples_leaf=2 ** 70).fit(X, y),
     "learning_rate <= 0": lambda: small(learning_rate=0.0).fit(X, y),
     "n_estimators not an integer": lambda: BoostClassifier(n_estimators=2.5).fit(X, y),
     "max_bins above 65535": lambda: small(max_bins=70000).fit(X, y),
@@ -109,6 +112,8 @@ CASES = {
     "load a truncated model file": lambda: gpuboost.load_model(_truncated_file()),
     "load_model given a number (a file descriptor)": lambda: gpuboost.load_model(1),
     "save_model to a folder that does not exist": lambda: small().fit(X, y).save_model("/nonexistent/model.json"),
+    "save_model after set_params gave an invalid parameter": lambda: small().fit(X, y).set_params(
+        n_estimators=0).save_model(Path(tempfile.mkdtemp()) / "model.json"),
     "K-LogitBoost at a learning rate that overflows its scores": lambda: small(
         algorithm="klogitboost", learning_rate=1000.0).fit(X, y),
 }
