@@ -189,20 +189,26 @@ def _load_npz(path, split, labelled=True):
 
 def _npz_array(path, data, key) -> np.ndarray:
     """An array of an .npz file, numpy's errors as messages that name the file and the array."""
+    import tokenize
     import zipfile
     import zlib
 
     try:
-        return data[key]
+        array = data[key]
     except ValueError as exc:
         if "allow_pickle" not in str(exc):
             raise ValueError(f"{path}: array {key} cannot be read ({exc}).") from None
         raise ValueError(f"{path}: array {key} holds Python objects (dtype object), which are not loaded, as loading "
                          "them could run code; save it as numbers or strings (arr.astype(float) or "
                          "arr.astype(str)).") from None
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:  # a damaged archive
+    # a damaged archive, or array header (numpy parses it with tokenize; a shape too large to allocate)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, tokenize.TokenError, SyntaxError, MemoryError) as exc:
         raise ValueError(f"{path}: array {key} cannot be read ({type(exc).__name__}: {exc}); the file may be "
                          "damaged.") from None
+    if not isinstance(array, np.ndarray):  # a member that is no .npy array: numpy gives its bytes
+        raise ValueError(f"{path}: {key} is not an array (np.savez's .npy format); save the data with "
+                         "np.savez(path, X=X, y=y).")
+    return array
 
 
 def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labelled=True):

@@ -216,6 +216,25 @@ def test_npz_files_that_cannot_be_used(tmp_path):
     np.savez(tmp_path / "d.npz", X=np.arange(4.0), y=np.array([0, 1, 0, 1]))
     with pytest.raises(ValueError, match=r"d.npz: X has shape \(4,\); it must be 2-D"):
         load_data(tmp_path / "d.npz")
+    import io
+    import zipfile
+
+    good = io.BytesIO()
+    np.save(good, np.zeros((4, 2)))
+    good = good.getvalue()
+    with zipfile.ZipFile(tmp_path / "j.npz", "w") as z:  # a member that is no .npy array: numpy gives its bytes
+        z.writestr("X.npy", good)
+        z.writestr("y", b"junk")
+    with pytest.raises(ValueError, match=r"j.npz: y is not an array \(np.savez's .npy format\)"):
+        load_data(tmp_path / "j.npz")
+    cut = bytearray(good)
+    cut[8] = 0x10  # the header's length too short: its dict cut (numpy's tokenize error)
+    with zipfile.ZipFile(tmp_path / "h.npz", "w") as z:
+        z.writestr("X.npy", bytes(cut))
+        z.writestr("y.npy", good)
+    for load in (load_data, load_features):
+        with pytest.raises(ValueError, match=r"h.npz: array X cannot be read \(TokenError: .*the file may be damaged"):
+            load(tmp_path / "h.npz")
 
 
 def test_load_features_reads_each_format_without_labels(tmp_path):
