@@ -23,6 +23,17 @@ def _pyplot():
     return plt
 
 
+def _check_model(model) -> None:
+    """A fitted gpuboost model, else an error that says what was given."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from .sklearn import BoostClassifier
+
+    if not isinstance(model, BoostClassifier):
+        raise TypeError(f"plots take fitted gpuboost models (BoostClassifier), got {type(model).__name__}.")
+    check_is_fitted(model, "trees_")
+
+
 def plot_training_curves(models, labels=None, ax=None):
     """Training loss (log scale) and, where an ``eval_set`` was given, test errors, against trees.
 
@@ -37,20 +48,20 @@ def plot_training_curves(models, labels=None, ax=None):
     -------
     axes : ndarray of the Axes
     """
-    from sklearn.utils.validation import check_is_fitted
-
     models = models if isinstance(models, (list, tuple)) else [models]
     if labels is not None and len(labels) != len(models):
         raise ValueError(f"labels has {len(labels)} entries for {len(models)} models: give one label per model.")
+    for model in models:
+        _check_model(model)
     plt = _pyplot()
     with_eval = any(len(m.eval_error_) for m in models)
     if ax is None:  # model files keep the training loss, not eval errors: one panel then
         _, ax = plt.subplots(1, 2, figsize=(11, 4)) if with_eval else plt.subplots(1, 1, figsize=(6, 4))
     ax = np.atleast_1d(ax)
     for k, model in enumerate(models):
-        check_is_fitted(model, "trees_")
-        label = labels[k] if labels else model.algorithm
-        per = trees_per_iteration(model.algorithm, len(model.classes_))
+        algorithm = model._fitted("algorithm")  # (set_params after fit changes the parameter, not the trees)
+        label = labels[k] if labels else algorithm
+        per = trees_per_iteration(algorithm, len(model.classes_))
         trees = np.arange(1, len(model.train_loss_) + 1) * per
         ax[0].semilogy(trees, np.maximum(np.asarray(model.train_loss_, dtype=float), 1e-300), label=label)
         if len(model.eval_error_) and len(ax) > 1:
@@ -68,6 +79,9 @@ def plot_importance(model, importance_type: str = "gain", max_features: int = 20
     """Horizontal bars of the ``max_features`` most important features of a fitted model, by
     ``model.feature_importance(importance_type)``, on ``ax`` (a new figure's when None); returns
     the axes."""
+    _check_model(model)
+    if not isinstance(max_features, (int, np.integer)) or isinstance(max_features, bool) or max_features < 1:
+        raise ValueError(f"max_features must be an integer >= 1, got {max_features!r}.")
     plt = _pyplot()
     importance = model.feature_importance(importance_type)
     names = (list(model.feature_names_in_) if hasattr(model, "feature_names_in_")

@@ -43,3 +43,24 @@ def test_training_curves_need_one_label_per_model(small_multiclass):
     model = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y)
     with pytest.raises(ValueError, match="labels has 1 entries for 2 models: give one label per model"):
         plot_training_curves([model, model], labels=["a"])
+
+
+def test_plots_check_their_model(small_multiclass):
+    """An unfitted estimator or another object is a clear error, not an AttributeError; a
+    model whose algorithm set_params changed after fit is plotted as it was trained."""
+    from sklearn.exceptions import NotFittedError
+
+    pytest.importorskip("matplotlib").use("Agg")
+    from gpuboost.plotting import plot_importance, plot_training_curves
+
+    for plot in (plot_training_curves, plot_importance):
+        with pytest.raises(NotFittedError):
+            plot(BoostClassifier())
+        with pytest.raises(TypeError, match="plots take fitted gpuboost models \\(BoostClassifier\\), got NoneType"):
+            plot(None)
+    X, y = small_multiclass
+    model = BoostClassifier(algorithm="mart", n_estimators=3, max_leaves=4).fit(X, y).set_params(algorithm="aoso")
+    line = plot_training_curves(model)[0].lines[0]
+    assert list(line.get_xdata()) == [4, 8, 12] and line.get_label() == "mart"
+    with pytest.raises(ValueError, match="max_features must be an integer >= 1, got -1"):
+        plot_importance(model, max_features=-1)
