@@ -20,7 +20,10 @@ def _indicator(Y, name: str = "Y") -> np.ndarray:
     """An indicator matrix of 0 and 1 (or booleans; a scipy.sparse one densified) as bool."""
     Y = np.asarray(host_labels(Y))
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
-        values = np.unique(Y)[:5].tolist()
+        try:
+            values = np.unique(Y)[:5].tolist()
+        except TypeError:  # values that do not compare (None among numbers): the first ones
+            values = Y.ravel()[:5].tolist()
         hint = " (labels of -1 and 1: pass Y > 0)" if set(values) == {-1, 1} else (
             " (predict's output, not predict_proba's scores)" if name == "Y_pred" else "")
         raise ValueError(f"{name} must be an indicator matrix of 0 and 1 (or booleans), one column per label; "
@@ -33,9 +36,15 @@ def _check(Y, scores):
     scores = np.asarray(host_labels(scores), dtype=np.float64)  # (a sparse or GPU array densified, as Y)
     if Y.ndim != 2 or Y.shape != scores.shape:
         raise ValueError(f"Y and scores must both have shape (n_samples, n_labels); got {Y.shape} and {scores.shape}.")
+    _nonempty(Y)
     if np.isnan(scores).any():
         raise ValueError("scores hold NaN: a ranking needs every label scored.")
     return Y, scores
+
+
+def _nonempty(Y) -> None:
+    if 0 in Y.shape:
+        raise ValueError(f"Y has shape {Y.shape}: a metric needs at least one row and one label.")
 
 
 #: _ranks compares the labels of this many cells' worth of rows at a time (rows x L x L
@@ -99,4 +108,5 @@ def hamming_loss(Y, Y_pred) -> float:
     Y_pred = _indicator(Y_pred, "Y_pred")
     if Y.shape != Y_pred.shape:
         raise ValueError(f"Y and Y_pred must have the same shape; got {Y.shape} and {Y_pred.shape}.")
+    _nonempty(Y)
     return float(np.mean(Y != Y_pred))

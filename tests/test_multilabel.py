@@ -337,6 +337,12 @@ def test_metrics_refuse_what_they_cannot_rank_and_take_sparse_labels():
     with pytest.raises(ValueError, match="predict's output, not predict_proba's scores"):
         metrics.hamming_loss([[1, 0, 0]], [[0.9, 0.1, 0.2]])
     assert metrics.average_precision(scipy.sparse.csr_matrix(Y), S) == metrics.average_precision(Y, S)
+    for metric in (metrics.one_error, metrics.coverage, metrics.average_precision, metrics.hamming_loss):
+        for empty in (np.zeros((0, 3), int), np.zeros((2, 0), int)):  # no row, no label: no mean to take
+            with pytest.raises(ValueError, match=r"a metric needs at least one row and one label"):
+                metric(empty, empty)
+    with pytest.raises(ValueError, match=r"it holds \[1, None, 0\]"):  # (values that do not sort)
+        metrics.one_error(np.array([[1, None, 0]], dtype=object), np.zeros((1, 3)))
     assert metrics.hamming_loss(scipy.sparse.csr_matrix(Y), Y) == 0.0
     whole = (metrics.coverage(Y, S), metrics.average_precision(Y, S))
     saved = metrics.RANK_CELLS
