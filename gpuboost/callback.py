@@ -67,9 +67,13 @@ class Checkpoint(Callback):
         self.path = os.fspath(path)
 
     def before_training(self, model) -> None:
-        from .io import check_writable
+        from .io import _classes_to_json, check_writable
 
-        check_writable(self.path)  # before the first `every` iterations are trained for nothing
+        # before the first `every` iterations are trained for nothing: a path it cannot write,
+        # and labels a model file cannot hold (datetime64, say)
+        check_writable(self.path)
+        if hasattr(model, "classes_"):
+            _classes_to_json(np.asarray(model.classes_))
 
     def after_iteration(self, model, iteration: int) -> bool:
         if (iteration + 1) % self.every == 0:

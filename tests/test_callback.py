@@ -285,3 +285,22 @@ def test_an_estimator_with_a_progress_bar_pickles_and_clones(small_multiclass, c
     assert pickle.loads(pickle.dumps(bar)).file is sys.stdout
     assert copy.deepcopy(bar).file is sys.stdout and copy.deepcopy(bar).every == 2
     clone(BoostClassifier(n_estimators=2, callbacks=[bar])).fit(X, y)
+
+
+def test_a_checkpoint_of_labels_no_file_can_hold_fails_before_training(tmp_path):
+    """datetime64 labels fit but cannot be saved: a Checkpoint says so before the first
+    iteration, not after `every` iterations of work."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = np.array([np.datetime64("2020-01-01"), np.datetime64("2021-01-01")] * 20)
+    seen = []
+
+    class Count(Callback):
+        def after_iteration(self, model, iteration):
+            seen.append(iteration)
+            return False
+
+    model = BoostClassifier(n_estimators=5, max_leaves=4, callbacks=[Count(), Checkpoint(tmp_path / "c.json", every=1)])
+    with pytest.raises(TypeError, match=r"classes of dtype datetime64\[D\] cannot be saved"):
+        model.fit(X, y)
+    assert seen == [] and not (tmp_path / "c.json").exists()
