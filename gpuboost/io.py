@@ -319,6 +319,10 @@ def _check_tree(tree: Tree, index: int, n_features: int, n_classes: int, max_bin
             problems.append("a class pair out of range")
         if not np.all(np.isfinite(tree.value)):
             problems.append("a non-finite node value")
+        if not np.all(np.isfinite(tree.gain)):
+            problems.append("a non-finite split gain")
+        if np.any(tree.n_samples < 0):
+            problems.append("a negative row count")
         if tree.vector is not None and (tree.vector.shape != (n, n_classes) or not np.all(np.isfinite(tree.vector))):
             problems.append("node vectors of the wrong shape or not finite")
     if problems:
@@ -375,6 +379,13 @@ def load_into(estimator, path) -> None:
         if isinstance(seed, int) and not 0 <= seed < 2 ** 32:
             params["random_state"] = None  # (an earlier version took any int; the model does not depend on it)
         _check_loaded_params(params)
+        # the scores predict adds up stay finite (a file edited to learning_rate=1e308 would
+        # predict NaN): learning_rate x the trees' largest values, summed, is a bound on them
+        largest = sum(float(np.max(np.abs(t.value))) + (0.0 if t.vector is None else float(np.max(np.abs(t.vector))))
+                      for t in trees)
+        if not float(params["learning_rate"]) * largest < 1e300:
+            raise ModelFormatError(f"its scores would overflow: learning_rate {params['learning_rate']} times its "
+                                   f"trees' values ({largest:.3g} at most, summed) is beyond 1e300")
         from .algorithms import trees_per_iteration
 
         per = trees_per_iteration(params["algorithm"], len(classes))

@@ -313,9 +313,12 @@ def test_a_tree_keeps_read_only_views_and_leaves_its_arrays_writable():
     (lambda d: d.update(multilabel="yes"), "'multilabel' must be true or false"),
     (lambda d: d.update(libsvm_zero_based=1), "'libsvm_zero_based' must be true or false"),
     (lambda d: d.update(format_version=True), "format_version True is not valid"),
+    (lambda d: d["params"].update(learning_rate=1e308), r"its scores would overflow: learning_rate 1e\+308"),
+    (lambda d: d["trees"][0]["gain"].__setitem__(0, None), "a non-finite split gain"),
+    (lambda d: d["trees"][0]["n_samples"].__setitem__(0, -3), "a negative row count"),
 ], ids=["unknown algorithm", "negative rate", "rate a string", "unknown parameter", "null edge", "negative feature", "a leaf split",
         "names too few", "names a number", "n_features a float", "multilabel a string", "base an int",
-        "version a bool"])
+        "version a bool", "rate that overflows", "null gain", "negative count"])
 def test_a_file_with_valid_checksum_but_invalid_content_is_refused(fitted, tmp_path, edit, message):
     """A file edited by hand (its checksum redone) that fit could not have written: a clear
     ModelFormatError, not a model that predicts something else (these loaded before)."""
