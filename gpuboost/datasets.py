@@ -178,6 +178,8 @@ def _load_npz(path, split, labelled=True):
                     raise ValueError(f"{path}: {X_key} has shape {X.shape}; it must be 2-D, (n_samples, n_features) "
                                      "(a single feature as one column: X.reshape(-1, 1)).")
                 try:
+                    if X.dtype.kind in "cmM":  # (complex: the cast drops the imaginary parts; dates: their ticks)
+                        raise TypeError
                     X = X.astype(np.float64)
                 except (TypeError, ValueError):
                     raise ValueError(f"{path}: {X_key} must hold numbers; it has dtype {X.dtype}.") from None

@@ -1,6 +1,8 @@
 """The poker-hand generator: the labels follow the rules, the deals are fair. The data-file
 loaders: a test file is read with its training file's width and base; bad CSV files are clear errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -216,6 +218,10 @@ def test_npz_files_that_cannot_be_used(tmp_path):
     np.savez(tmp_path / "d.npz", X=np.arange(4.0), y=np.array([0, 1, 0, 1]))
     with pytest.raises(ValueError, match=r"d.npz: X has shape \(4,\); it must be 2-D"):
         load_data(tmp_path / "d.npz")
+    for odd in (np.ones((2, 2)) * 1j, np.array([["2020-01-01"]], dtype="datetime64[D]")):
+        np.savez(tmp_path / "c.npz", X=odd, y=np.array([0, 1][:len(odd)]))
+        with pytest.raises(ValueError, match=re.escape(f"c.npz: X must hold numbers; it has dtype {odd.dtype}.")):
+            load_data(tmp_path / "c.npz")
     import io
     import zipfile
 
