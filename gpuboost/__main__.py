@@ -11,8 +11,9 @@ DATA is a LibSVM/SVMlight text file, a CSV file with a label column, or an .npz 
 ``gpuboost.datasets.load_data``): ``train`` reads an .npz file's X_train and y_train, ``--eval``
 and ``evaluate`` its X_test and y_test, ``predict`` its X_test (``--split``, ``--eval-split``).
 ``predict`` reads no label from a LibSVM or .npz file (a CSV file's label column is dropped, or,
-with ``--unlabelled`` or as many columns as the model has features, it has none). A model trained on a LibSVM file keeps the base (0 or 1) its
-feature indices were read with, and ``predict`` and ``evaluate`` read LibSVM files with it.
+with ``--unlabelled`` or as many columns as the model has features, it has none). A model
+trained on a LibSVM file keeps the base (0 or 1) its feature indices were read with, and
+``predict`` and ``evaluate`` read LibSVM files with it.
 Multi-label data (a LibSVM file with label sets, ``0,3 1:0.5 ...``, or an .npz file with an
 indicator matrix Y) trains a multi-label model; ``evaluate`` then reports the Hamming loss,
 one-error, coverage and average precision, and ``predict`` writes a 0/1 column per label. Every

@@ -536,9 +536,10 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
     Read against a model (or a training file): n_features, where not labelled, a file of that
     many columns and no label_column has no label column (its columns are all features);
     names, the model's feature names (None: it has none; a header with one other column has
-    its label there, where label_column is None); classes, its classes (None: not known). The labels are numbers where every one is, else text; where classes are text,
-    text always (the file's 0 and 1 are the classes "0" and "1", whatever else it holds), and
-    where they are numbers, a label that is not one is an error that names it.
+    its label there, where label_column is None); classes, its classes (None: not known).
+    The labels are numbers where every one is, else text; where classes are text, text always
+    (the file's 0 and 1 are the classes "0" and "1", whatever else it holds), and where they
+    are numbers, a label that is not one is an error that names it.
     """
     text_classes = classes is not None and all(isinstance(c, str) for c in classes)
     hints = None if classes is None else {str(c) for c in classes}
@@ -566,9 +567,9 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
         missing = y == ""
         if classes is not None and not text_classes:
             words = list(dict.fromkeys(t for t in texts if t and not _is_number(t)))
-            raise ValueError(f"{path} holds labels that are not numbers: {words[:5]}{' ...' if len(words) > 5 else ''}; "
-                             f"the classes it is read against are {list(classes)[:10]}"
-                             f"{' ...' if len(classes) > 10 else ''}.") from None
+            raise ValueError(f"{path} holds labels that are not numbers: {words[:5]}"
+                             f"{' ...' if len(words) > 5 else ''}; the classes it is read against are "
+                             f"{list(classes)[:10]}{' ...' if len(classes) > 10 else ''}.") from None
     if missing.any():
         # the estimator's message for missing labels, with the lines of the file they are on
         from ._validation import _labels_1d
