@@ -7,6 +7,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._numba_cache import ensure_cache
+
+ensure_cache(__file__)  # (before the first @njit(cache=True): see _numba_cache)
+
 # The path's weights follow the recurrences of the TreeSHAP paper's EXTEND and UNWIND; each
 # division there is by a small integer or a fraction known before the loop, so it is a
 # product with a reciprocal here (recip[m] = 1 / m): letter's 1000 trees on 1000 rows took

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -1878,3 +1880,89 @@ def test_the_vector_width_follows_the_features_numba_compiles_for(monkeypatch):
 
         monkeypatch.delattr(numba.core.codegen, "get_host_cpu_features")
         assert kernels._has_avx512() is host
+
+
+_FORKED_WITHOUT_GPUBOOST = r'''
+import multiprocessing, warnings
+import numba
+import numpy as np
+
+@numba.njit(parallel=True)
+def total(a):
+    s = 0.0
+    for i in numba.prange(a.shape[0]):
+        s += a[i]
+    return s
+
+def child(_):
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import backend_class
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proba = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y).predict_proba(X)
+    return backend_class("cpu").__name__, bool(np.isfinite(proba).all()), sum("forked" in str(w.message) for w in caught)
+
+if __name__ == "__main__":
+    total(np.ones(1000))  # this process's GNU OpenMP threads start; gpuboost is not imported
+    print("layer", numba.threading_layer())
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        print("child", *pool.apply_async(child, (0,)).get(timeout=240))
+'''
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not os.path.isdir("/proc/self/task"), reason="needs fork and /proc")
+def test_a_child_forked_from_openmp_before_gpuboost_was_imported_uses_the_reference(tmp_path):
+    """The fork hook above exists only where the parent imported gpuboost: a parent that ran its
+    own numba parallel code and then forked left a child that numba terminated at gpuboost's
+    first kernel (a pool that never answered). The child tells from numba's state (the layer
+    started) and its single thread that its OpenMP was inherited."""
+    script = tmp_path / "fork_child.py"
+    script.write_text(_FORKED_WITHOUT_GPUBOOST)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "NUMBA_NUM_THREADS": "2"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    if "layer omp" not in result.stdout:
+        pytest.skip(f"numba's threading layer here is not GNU OpenMP ({result.stdout.strip()})")
+    assert "child NumpyBackend True 1" in result.stdout, result.stdout + result.stderr[-2000:]
+
+
+
+_NO_CACHE_LOCATOR = r"""
+import os, warnings
+from numba.core import caching
+
+impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+impl._locator_classes = [caching.UserProvidedCacheLocator]  # (numba's folders unwritable: only NUMBA_CACHE_DIR's)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    from gpuboost.backends import _numba_cpu as kernels
+import numba
+
+print("warned", sum("numba cannot cache gpuboost's compiled kernels" in str(w.message) for w in caught))
+print("folder", numba.config.CACHE_DIR, os.environ["NUMBA_CACHE_DIR"] == numba.config.CACHE_DIR)
+print("kernel", kernels._hist_halves_rows(17))
+print("cached", any(name.endswith(".nbi") for _, _, names in os.walk(numba.config.CACHE_DIR) for name in names))
+"""
+
+
+def test_kernels_are_cached_in_a_temporary_folder_where_numba_has_none(tmp_path):
+    """Where neither the package's folder nor the user's cache folder is writable (a read-only
+    install run by a user without a home), numba refused to define a cached kernel at all, and
+    nothing could be fitted: the kernels are then cached in a folder of the temporary
+    directory, with a warning that names NUMBA_CACHE_DIR."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    result = subprocess.run([sys.executable, "-c", _NO_CACHE_LOCATOR], capture_output=True, text=True, timeout=600,
+                            env={**env, "TMPDIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    assert lines["warned"] == "1"
+    assert lines["folder"] == f"{tmp_path / ('gpuboost-numba-cache-' + str(os.getuid()))} True"
+    assert lines["kernel"] == str(kernels_hist_halves_rows_17()) and lines["cached"] == "True"
+
+
+def kernels_hist_halves_rows_17():
+    from gpuboost.backends import _numba_cpu
+
+    return _numba_cpu._hist_halves_rows(17)

@@ -40,21 +40,41 @@ _forked_from_openmp = False
 _warned_forked = False
 
 
-def _after_fork_in_child() -> None:
-    global _forked_from_openmp, _warned_forked
+def _gnu_openmp_started() -> bool:
+    """Whether numba's threading layer is GNU OpenMP and a parallel kernel has started it."""
     numba = sys.modules.get("numba")
-    if numba is None or _forked_from_openmp:
-        return
+    if numba is None:
+        return False
     try:
         layer = numba.threading_layer()
-    except ValueError:  # no parallel kernel ran in the parent: OpenMP has no threads to inherit
-        return
-    if layer == "omp":
-        from numba.np.ufunc import omppool
+    except ValueError:  # no parallel kernel ran: OpenMP has no threads
+        return False
+    if layer != "omp":
+        return False
+    from numba.np.ufunc import omppool
 
-        if getattr(omppool, "openmp_vendor", "GNU") == "GNU":  # (Intel's OpenMP is fork-safe)
-            _forked_from_openmp = True
-            _warned_forked = False
+    return getattr(omppool, "openmp_vendor", "GNU") == "GNU"  # (Intel's OpenMP is fork-safe)
+
+
+def _after_fork_in_child() -> None:
+    global _forked_from_openmp, _warned_forked
+    if not _forked_from_openmp and _gnu_openmp_started():
+        _forked_from_openmp = True
+        _warned_forked = False
+
+
+def _inherited_openmp() -> bool:
+    """Whether this process, importing gpuboost's backends for the first time, was forked from
+    one that had started GNU OpenMP in numba without gpuboost (so without the fork hook below):
+    numba's state says the layer started, but the process has a single thread, where a pool
+    started here would have its workers (Linux: /proc/self/task)."""
+    numba = sys.modules.get("numba")
+    if numba is None or numba.config.NUMBA_NUM_THREADS < 2 or not _gnu_openmp_started():
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
 def _warn_forked() -> None:
@@ -71,6 +91,7 @@ def _warn_forked() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+_forked_from_openmp = _inherited_openmp()
 
 
 def vector_backend_class() -> type[Backend]:

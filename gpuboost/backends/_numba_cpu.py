@@ -34,6 +34,10 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
+from gpuboost._numba_cache import ensure_cache  # (absolute: the benchmarks and tests compile copies of this file)
+
+ensure_cache(__file__)  # (before the first @njit(cache=True): where numba could not cache, none could be defined)
+
 # Channels, as in base.py
 GRAD, HESS, COUNT = 0, 1, 2
 GAIN_NOISE = 8 * np.finfo(np.float64).eps  # as losses.GAIN_NOISE

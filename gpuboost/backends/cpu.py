@@ -4,7 +4,8 @@ Every stage of ``Backend`` is here (so that the tests hold each one to its NumPy
 ``grow_tree`` grows a whole tree in one compiled call, which is what training uses. numba is
 imported when this module is, which ``gpuboost`` does only when a model is fitted on the CPU.
 Kernels are compiled on first use and cached on disk (numba ``cache=True``), so the cost is
-paid once per machine.
+paid once per machine, or per user of a read-only install (numba reads a cache only where it can
+write it; ``gpuboost._numba_cache``), unless NUMBA_CACHE_DIR names a folder they share.
 """
 
 from __future__ import annotations
