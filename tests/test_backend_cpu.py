@@ -1,6 +1,7 @@
 """The compiled (numba) CPU backend against its NumPy twin, stage by stage and tree by tree."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -1636,6 +1637,41 @@ def test_barrier_makes_each_threads_writes_visible_to_the_other():
         rounds(bar, seen, n)
     np.testing.assert_array_equal(seen[:, n:], np.tile(np.arange(n), (2, 1)))
     assert bar[0] == 0 and bar[kernels.BARRIER_GENERATION] == 3 * n
+
+
+def test_a_long_wait_at_the_barrier_ends():
+    # a thread that waits milliseconds (millions of spin hints) for the other: the wait ends
+    # when the other thread arrives, with its writes visible, whichever thread is late
+    import numba
+    from numba import njit, prange
+
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import _threads
+
+    _two_threads_or_skip()
+
+    @njit(parallel=True)
+    def late(bar, out, work):
+        for thread in prange(2):
+            t = np.int64(thread)
+            for late_one in range(2):
+                if t == late_one:  # milliseconds of work while the other thread spins
+                    acc = 0.0
+                    for i in range(work):
+                        acc += math.sqrt(i + t)
+                    out[t, late_one] = acc
+                kernels._barrier(bar)
+                out[t, 2 + late_one] = out[late_one, late_one]  # the late thread's result, seen after
+
+    with _threads(2):
+        if not kernels._concurrent() or numba.threading_layer() not in ("omp", "workqueue"):
+            pytest.skip("two threads do not run a region at once here")
+        bar = np.zeros(kernels.BARRIER_SIZE, np.int64)
+        out = np.zeros((2, 4))
+        late(bar, out, 3_000_000)
+    assert out[0, 0] > 0 and out[1, 1] > 0
+    np.testing.assert_array_equal(out[:, 2:], [[out[0, 0], out[1, 1]], [out[0, 0], out[1, 1]]])
+    assert bar[0] == 0 and bar[kernels.BARRIER_GENERATION] == 2
 
 
 @pytest.mark.parametrize("weighted", [False, True])
