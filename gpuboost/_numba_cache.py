@@ -40,7 +40,7 @@ def ensure_cache(source_file: str) -> None:
     try:
         from numba.core import caching
 
-        impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (its name before numba 0.59)
+        impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # (_CacheImpl: an earlier numba's name)
 
         def probe():
             pass
