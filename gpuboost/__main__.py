@@ -139,7 +139,7 @@ def _predict(args) -> int:
         # (its labels unread: they may be empty; a file of the model's width has none)
         X, _, names = _load_csv(args.data, args.label_column, labelled=False, n_features=model.n_features_in_,
                                 names=getattr(model, "feature_names_in_", None),
-                                classes=None if model.multilabel_ else model.classes_.tolist())
+                                classes=_model_classes(model))
     X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
     # the whole output first, then written at once: a failure leaves an existing file as it was
     out = io.StringIO()
@@ -226,7 +226,7 @@ def _evaluate(args) -> int:
     X, y, _, names = _load(args.data, args.label_column, args.split, n_features=model.n_features_in_,
                            zero_based=_base(model), n_labels=_model_labels(model),
                            names=getattr(model, "feature_names_in_", None),
-                           classes=None if model.multilabel_ else model.classes_.tolist())
+                           classes=_model_classes(model))
     X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
     if model.multilabel_:
         try:
@@ -252,6 +252,12 @@ def _evaluate(args) -> int:
     for c, row in zip(model.classes_, matrix):
         print(f"{str(c):>{width}}" + "".join(f"{v:>{width}d}" for v in row))
     return 0
+
+
+def _model_classes(model):
+    """A single-label model's classes as a list (a CSV file's labels are read against them),
+    else None."""
+    return None if model.multilabel_ else model.classes_.tolist()
 
 
 def _model_labels(model):

@@ -543,12 +543,12 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
     """
     text_classes = classes is not None and all(isinstance(c, str) for c in classes)
     hints = None if classes is None else {str(c) for c in classes}
-    header, body, lines = _read_csv(path, None if names is None else [str(n) for n in names], hints)
+    names = None if names is None else [str(name) for name in names]
+    header, body, lines = _read_csv(path, names, hints)
     width = _width(path, header, body, lines)
     if not labelled and label_column is None and width == n_features:
         return _floats(path, header, body, lines), None, header
-    known = set() if names is None else {str(name) for name in names}
-    others = [] if header is None or names is None else [j for j, v in enumerate(header) if v not in known]
+    others = [] if header is None or names is None else [j for j, v in enumerate(header) if v not in names]
     if label_column is None and len(others) == 1:
         label_index = others[0]  # the one column that is not a feature of the model: its label, whatever its name
     else:

@@ -434,12 +434,9 @@ def _check_saved_params(estimator) -> None:
     """The parameters a model file would hold, checked as load_model checks them: set_params
     after fit can set a value that fit would refuse (n_estimators=0), and a file written with
     it could not be loaded (nor replace a good one)."""
-    from .algorithms import ALGORITHMS
-    from .sklearn import BoostClassifier
-
     params = {**estimator.get_params(deep=False), **getattr(estimator, "_trained_with", {}), "callbacks": None}
     try:
-        _validation.check_params(BoostClassifier(**params), ALGORITHMS)
+        _check_param_values(params)
     except ValueError as exc:
         raise ValueError(f"cannot save the model: {exc} Set a valid value (set_params) before saving; "
                          "nothing was written.") from None
@@ -448,17 +445,24 @@ def _check_saved_params(estimator) -> None:
 def _check_loaded_params(params: dict) -> None:
     """The parameters of a model file, checked as fit checks them (a file edited by hand
     might hold an unknown algorithm or a negative learning rate)."""
-    from .algorithms import ALGORITHMS
     from .sklearn import BoostClassifier
 
     unknown = sorted(set(params) - set(BoostClassifier().get_params()))
     if unknown:
         raise ModelFormatError(f"unknown parameters {unknown}; a newer gpuboost may have written the file")
-    probe = BoostClassifier(**params)
     try:
-        _validation.check_params(probe, ALGORITHMS)
+        _check_param_values(params)
     except ValueError as exc:
         raise ModelFormatError(f"its parameters are not valid: {exc}") from None
+
+
+def _check_param_values(params: dict) -> None:
+    """fit's checks of the parameters (_validation.check_params) on an estimator that has
+    them: a ValueError that names the first one out of range."""
+    from .algorithms import ALGORITHMS
+    from .sklearn import BoostClassifier
+
+    _validation.check_params(BoostClassifier(**params), ALGORITHMS)
 
 
 def load_model(path):
