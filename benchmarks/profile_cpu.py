@@ -137,17 +137,17 @@ def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int):
 
     Xtr, ytr = load(dataset)[:2]
     captured = {}
-    grow_tree = cpu.kernels.grow_tree
+    grow_tree = cpu._numba_cpu.grow_tree  # (the module's: cpu.kernels may wrap it)
 
     def capture(*arguments):
         captured["arguments"] = arguments
         return grow_tree(*arguments)
 
-    cpu.kernels.grow_tree = capture
+    cpu._numba_cpu.grow_tree = capture
     try:
         BoostClassifier(n_estimators=trees, max_leaves=leaves, n_jobs=threads).fit(Xtr, ytr)
     finally:
-        cpu.kernels.grow_tree = grow_tree
+        cpu._numba_cpu.grow_tree = grow_tree
     return captured["arguments"], Xtr, ytr
 
 

@@ -103,7 +103,7 @@ def contributions(trees, codes: np.ndarray, missing_code: int, n_classes: int, l
     import numba
 
     from ._treeshap import ensemble_shap
-    from .backends.cpu import _threads
+    from .backends.cpu import _threads, serial_kernels
 
     n, n_features = codes.shape
     phi = np.zeros((n, n_classes, n_features + 1))
@@ -114,7 +114,7 @@ def contributions(trees, codes: np.ndarray, missing_code: int, n_classes: int, l
     if feature.max() >= n_features:  # (the compiled walk reads a row's codes unchecked)
         raise ValueError(f"contributions: the trees split on feature {int(feature.max())}, but codes has "
                          f"{n_features} features.")
-    with _threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))):
+    with _threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))), serial_kernels():
         ensemble_shap(np.ascontiguousarray(codes), int(missing_code), feature, bin_, missing_left, left, right,
                       cover, values, classes, n_changed, offsets, depth, phi)
     phi[:, :, n_features] = _bias(feature, cover, values, offsets)

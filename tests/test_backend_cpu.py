@@ -2002,3 +2002,62 @@ def kernels_hist_halves_rows_17():
     from gpuboost.backends import _numba_cpu
 
     return _numba_cpu._hist_halves_rows(17)
+
+
+_FITS_IN_THREADS = r"""
+import threading
+import numba
+import numpy as np
+from gpuboost import BoostClassifier
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 6))
+y = (X[:, 0] > 0) + 2 * (X[:, 1] > 0.5) + (X[:, 2] > 1)
+Y = np.stack([X[:, 0] > 0, X[:, 1] > 0, X[:, 0] + X[:, 2] > 0.5], axis=1).astype(int)
+jobs = [("aoso", y), ("klogitboost", y), ("adaboostmh", y), ("aoso", Y), ("mart", y)]
+
+
+def run(algorithm, target):
+    model = BoostClassifier(n_estimators=12, max_leaves=6, algorithm=algorithm, n_jobs=2).fit(X, target)
+    out = [model.predict_proba(X)]
+    if algorithm == "aoso" and target.ndim == 1:
+        out.append(model.predict_contributions(X[:200]))
+    return out
+
+
+alone = [run(*job) for job in jobs]
+threaded, errors = [None] * len(jobs), []
+
+
+def work(j):
+    try:
+        threaded[j] = run(*jobs[j])
+    except Exception as error:
+        errors.append(repr(error))
+
+
+threads = [threading.Thread(target=work, args=(j,)) for j in range(len(jobs))]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("layer", numba.threading_layer())
+print("errors", errors)
+print("same", all(len(a) == len(b) and all(np.array_equal(u, v) for u, v in zip(a, b))
+                  for a, b in zip(alone, threaded)))
+"""
+
+
+@pytest.mark.parametrize("layer", ["workqueue", "default"])
+def test_models_fitted_in_python_threads_at_once(layer):
+    """numba's workqueue threading layer (its fallback without OpenMP or TBB: numba from PyPI on
+    macOS) is not thread-safe: numba terminated the process when two Python threads fitted at
+    once. The kernels are then called one thread at a time; with any layer, models fitted in
+    threads at once are those fitted one after another."""
+    result = subprocess.run([sys.executable, "-c", _FITS_IN_THREADS], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "NUMBA_NUM_THREADS": "2", "NUMBA_THREADING_LAYER": layer})
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in result.stdout.splitlines())
+    if layer == "workqueue":
+        assert lines["layer"] == "workqueue"
+    assert lines["errors"] == "[]" and lines["same"] == "True", result.stdout + result.stderr[-2000:]

@@ -11,19 +11,72 @@ write it; ``gpuboost._numba_cache``), unless NUMBA_CACHE_DIR names a folder they
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.core.dispatcher import Dispatcher
 
 from ..grower import split_thresholds
 from ..tree import Tree
-from . import _numba_cpu as kernels
+from . import _numba_cpu
 from .base import COUNT, N_CHANNELS, Backend, SplitBatch, all_features, label_losses, root_rows, sparse_features
 from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
+
+
+#: numba's workqueue threading layer (its fallback where it finds neither OpenMP nor TBB: numba
+#: from PyPI on macOS, for one) is not thread-safe: numba terminates the process when two Python
+#: threads run parallel kernels at once (two models fitted in threads, say). Until numba's layer is
+#: known to be OpenMP or TBB, which are safe, the compiled kernels run one Python thread at a time:
+#: each call holds this lock.
+_SERIAL = threading.RLock()
+_SAFE_LAYERS = ("omp", "tbb")
+_layer_safe = False
+
+
+def serial_kernels():
+    """The context a compiled kernel is called in: the lock above where numba's threading layer
+    is workqueue, or not known yet (no parallel kernel has run); nothing otherwise."""
+    global _layer_safe
+    if not _layer_safe:
+        try:
+            _layer_safe = numba.threading_layer() in _SAFE_LAYERS
+        except ValueError:  # no parallel kernel has run: numba has not chosen its layer
+            pass
+    return nullcontext() if _layer_safe else _SERIAL
+
+
+class _SerialKernels:
+    """A kernels module whose compiled functions are called in serial_kernels(); its other
+    names (constants, helpers) as they are. Setting a name sets the module's."""
+
+    def __init__(self, module):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_wrapped", {})
+
+    def __getattr__(self, name):
+        value = getattr(self._module, name)
+        if not isinstance(value, Dispatcher) or _layer_safe:
+            return value
+        wrapped = self._wrapped.get(value)
+        if wrapped is None:
+            @functools.wraps(value)
+            def wrapped(*args, _kernel=value, **kwargs):
+                with serial_kernels():
+                    return _kernel(*args, **kwargs)
+
+            self._wrapped[value] = wrapped
+        return wrapped
+
+    def __setattr__(self, name, value):
+        setattr(self._module, name, value)
+
+
+kernels = _SerialKernels(_numba_cpu)
 
 
 @contextmanager
