@@ -344,6 +344,7 @@ def _is_missing(value) -> bool:
 def _labels_1d(y) -> np.ndarray:
     if y is None:
         raise ValueError("BoostClassifier requires y to be passed, but the target y is None.")
+    y = host_labels(y)  # (a scipy.sparse column of labels densified, as fit takes it)
     if isinstance(y, (list, tuple)):
         # np.asarray would make one type of a list's labels ([1, 'a'] -> ['1', 'a'], [True, 2] ->
         # [1, 2]): its values are checked as an object array's are

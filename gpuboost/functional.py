@@ -53,7 +53,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _validation, metrics
 from .io import load_model
-from .losses import predicted_class, softmax
+from .losses import multiclass_loss, predicted_class
 from .sklearn import BoostClassifier
 
 __all__ = ["train", "test", "predict", "save", "load", "ABCBOOST_KEYS"]
@@ -70,6 +70,11 @@ ABCBOOST_KEYS = {
     "n_threads": ("n_jobs", None),
     "device": ("device", "auto"),
 }
+
+
+#: BoostClassifier's parameter -> train's name for it (in train's error messages)
+TRAIN_NAMES = {"algorithm": "model_name", "n_estimators": "iter", "max_leaves": "leaves", "learning_rate": "shrinkage",
+               **{name: key for key, (name, _) in ABCBOOST_KEYS.items()}}
 
 
 def _check_keys(params: dict, allowed: set) -> None:
@@ -109,6 +114,16 @@ def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int =
     estimator_params = {name: params.get(key, default) for key, (name, default) in ABCBOOST_KEYS.items()}
     model = BoostClassifier(algorithm=model_name, n_estimators=iter, max_leaves=leaves, learning_rate=shrinkage,
                             **estimator_params)
+    try:
+        model._check_params()
+    except ValueError as error:  # told in the names this call takes
+        message = str(error)
+        for name, key in TRAIN_NAMES.items():
+            if message.startswith((name + " ", name + "=")):
+                message = key + message[len(name):]
+                break
+        raise ValueError(message) from None
+    Y = _validation.host_labels(Y)  # (a scipy.sparse Y densified, as fit does)
     return model.fit(X, np.asarray(Y).reshape(-1) if np.ndim(Y) == 2 and np.shape(Y)[1] == 1 else Y)
 
 
@@ -142,8 +157,7 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
             errors = int(np.sum(_outputs(model, F)[0] != y))
             loss = errors / y.size
         else:
-            p = softmax(F)[0]
-            loss = float(-np.sum(np.log(np.maximum(p[np.arange(len(y)), y], 1e-300))))
+            loss = float(multiclass_loss(F, y))  # (from F itself: exact where a probability underflows)
             errors = int(np.sum(predicted_class(F) != y))
         log.append((iteration, loss, errors, time.perf_counter() - started))
     if F is None:
@@ -189,7 +203,7 @@ def _codes(Y, model: BoostClassifier, name: str = "Y") -> np.ndarray:
     if Y is None:
         raise ValueError("Y is None: test needs the true label of each row of X (for predictions alone, use "
                          "predict(X, model)).")
-    Y = _validation.to_host(Y)
+    Y = _validation.host_labels(Y)  # (a scipy.sparse column densified)
     try:
         y = np.asarray(Y)
     except (TypeError, ValueError):

@@ -152,3 +152,56 @@ def test_prediction_keys_are_checked_though_ignored(small):
         abcboost.predict(X, model, device="gpu")
     with pytest.raises(ValueError, match="n_threads must be None or a non-zero integer"):
         abcboost.test(y, X, model, n_threads=0)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("iter", 0, "iter must be an integer >= 1, got 0"),
+    ("leaves", 1, "leaves must be an integer >= 2, got 1"),
+    ("shrinkage", 0.0, "shrinkage must be a finite number > 0, got 0.0"),
+    ("model_name", "gbdt", "model_name='gbdt' is not known"),
+    ("data_max_n_bins", 1, "data_max_n_bins must be an integer in"),
+    ("tree_min_node_size", 0, "tree_min_node_size must be an integer >= 1, got 0"),
+    ("tree_clip_value", -1, "tree_clip_value must be a finite number > 0, got -1"),
+    ("model_data_sample_rate", 0, r"model_data_sample_rate must be a number in \(0, 1\], got 0"),
+    ("n_threads", 0, "n_threads must be None or a non-zero integer, got 0"),
+])
+def test_train_names_a_bad_argument_as_it_was_given(small, key, value, message):
+    """train's messages named the estimator's parameters (n_estimators for iter, ...), which the
+    user of ABCBoost's names never typed."""
+    X, y = small
+    arguments = {"model_name": "mart", "iter": 2, **{key: value}}
+    with pytest.raises(ValueError, match="^" + message):
+        abcboost.train(y, X, **arguments)
+
+
+def test_test_loss_is_exact_where_probabilities_underflow():
+    """test's loss was -log(max(p, 1e-300)): a row whose probability underflowed counted 690.8
+    at most. It is the eval set's loss, computed from the scores."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    wrong = (y + 1) % 3
+    model = abcboost.BoostClassifier(algorithm="adaboostmh", n_estimators=20, learning_rate=3.0, tol=0)
+    model.fit(X, y, eval_set=[(X, wrong)])
+    log = abcboost.test(wrong, X, model)["testlog"]
+    assert model.eval_loss_[0][-1] > 300 * 700  # (past where the clipped loss could go)
+    np.testing.assert_allclose(log[:, 1], model.eval_loss_[0], rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.DataConversionWarning")  # (eval_set: a column, as fit warns)
+def test_a_sparse_column_of_labels_is_a_label_per_row(small):
+    """A scipy.sparse (n, 1) column of labels, which fit takes, was one label to train (its
+    0-d object array reshaped) and a shape () to test and to fit's eval_set."""
+    import scipy.sparse as sp
+
+    X, y = small
+    column = sp.csr_matrix(y.reshape(-1, 1))
+    model = abcboost.train(column, X, "mart", 3, 4, 0.1)
+    expected = abcboost.train(y, X, "mart", 3, 4, 0.1)
+    np.testing.assert_array_equal(model.predict_proba(X), expected.predict_proba(X))
+    np.testing.assert_array_equal(abcboost.test(column, X, model)["testlog"][:, 1:3],
+                                  abcboost.test(y, X, model)["testlog"][:, 1:3])
+    fitted = abcboost.BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y, eval_set=[(X, column)])
+    np.testing.assert_array_equal(fitted.eval_loss_[0],
+                                  abcboost.BoostClassifier(n_estimators=3, max_leaves=4).fit(
+                                      X, y, eval_set=[(X, y)]).eval_loss_[0])
