@@ -323,9 +323,10 @@ def label_indicator(y, algorithm: str):
         except (TypeError, ValueError):
             pass
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
+        where = _first_other_value(Y)
         raise ValueError(
-            f"y has shape {Y.shape}: a 2-D y must be a multi-label indicator matrix of 0 and 1 (one column per "
-            "label), or give one class label per row (shape (n_samples,))."
+            f"y has shape {Y.shape}{', and ' + where if where else ''}: a 2-D y must be a multi-label indicator "
+            "matrix of 0 and 1 (one column per label), or give one class label per row (shape (n_samples,))."
         )
     if algorithm not in MULTILABEL_ALGORITHMS:
         raise ValueError(
@@ -333,6 +334,23 @@ def label_indicator(y, algorithm: str):
             f"algorithm in {MULTILABEL_ALGORITHMS} in this version, not {algorithm!r}."
         )
     return Y.astype(bool)
+
+
+def _first_other_value(Y: np.ndarray, name: str = "y") -> str:
+    """Where a 2-D y first holds a value other than 0 and 1, for a message: 'y[i, j] is v' (a
+    missing value named so), or '' where there is none."""
+    try:
+        other = ~np.isin(Y, (0, 1)) if Y.dtype.kind in "biuf" else np.array(
+            [not (type(v) in (int, float, bool) or isinstance(v, (np.integer, np.floating, np.bool_))) or v not in (0, 1)
+             for v in Y.ravel()], dtype=bool).reshape(Y.shape)
+    except (TypeError, ValueError):
+        return ""
+    if not other.any():
+        return ""
+    i, j = np.argwhere(other)[0]
+    value = Y[i, j]
+    what = "missing" if _is_missing(value) else repr(value.item() if isinstance(value, np.generic) else value)
+    return f"{name}[{i}, {j}] is {what}"
 
 
 def _is_missing(value) -> bool:

@@ -261,7 +261,8 @@ def _indicator(Y, model: BoostClassifier) -> np.ndarray:
     if y.ndim != 2 or y.shape[1] != n_labels:
         raise ValueError(f"Y has shape {y.shape}; {expected}.")
     if y.dtype.kind not in "biuf" or not np.isin(y, (0, 1)).all():
-        raise ValueError(f"Y holds values other than 0 and 1; {expected}.")
+        where = _validation._first_other_value(y, "Y")
+        raise ValueError(f"Y holds values other than 0 and 1{f' ({where})' if where else ''}; {expected}.")
     return y.astype(np.int64)
 
 

@@ -707,6 +707,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             left -= open_.size
         held = np.sort(np.concatenate([rng.permutation(group)[:count] for group, count in zip(groups, counts)]))
         if held.size == 0:
+            if not room.any():  # (no fraction could hold one out)
+                kept = ("every class has one row (of positive weight), which training keeps" if y_codes is not None
+                        else "training keeps the one row (of positive weight)")
+                raise ValueError(f"validation_fraction={self.validation_fraction} holds out no row: {kept}; give more "
+                                 "rows, or pass eval_set.")
             raise ValueError(f"validation_fraction={self.validation_fraction} of {rows.size} rows (of positive weight) "
                              "holds out no row; give a larger fraction or more rows, or pass eval_set.")
         return np.setdiff1d(np.arange(n_rows), held, assume_unique=True), held

@@ -2061,3 +2061,16 @@ def test_models_fitted_in_python_threads_at_once(layer):
     if layer == "workqueue":
         assert lines["layer"] == "workqueue"
     assert lines["errors"] == "[]" and lines["same"] == "True", result.stdout + result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("value, backend", [("", "CpuBackend"), ("numba", "CpuBackend"), ("numpy", "NumpyBackend")])
+def test_the_reference_switch_reads_an_empty_value_as_unset(value, backend, monkeypatch):
+    """GPUBOOST_CPU_BACKEND= (set, empty: how a shell clears it for one command) made every fit
+    a ValueError; it is the default, the compiled backend."""
+    from gpuboost.backends import REFERENCE_ENV, backend_class
+
+    monkeypatch.setenv(REFERENCE_ENV, value)
+    assert backend_class("cpu").__name__ == backend
+    monkeypatch.setenv(REFERENCE_ENV, "numbaa")
+    with pytest.raises(ValueError, match="must be 'numba' or 'numpy'"):
+        backend_class("cpu")

@@ -3,6 +3,8 @@ paper 004, against scikit-learn."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from sklearn.metrics import coverage_error, label_ranking_average_precision_score
@@ -388,3 +390,22 @@ def test_a_row_gets_no_label_only_where_training_had_such_rows(algorithm, tmp_pa
     labelled = ~empty
     full = BoostClassifier(algorithm=algorithm, n_estimators=30, max_leaves=8).fit(X[600:][labelled], Y[600:][labelled])
     assert not full.empty_label_sets_ and (full.predict(X[:600]).sum(axis=1) >= 1).all()
+
+
+@pytest.mark.parametrize("bad, where", [(2, "y[1, 0] is 2.0"), (0.5, "y[1, 0] is 0.5"), (np.nan, "y[1, 0] is missing"),
+                                        (-1, "y[1, 0] is -1.0"), ("a", "y[1, 0] is 'a'"), (None, "y[1, 0] is missing")])
+def test_a_value_other_than_0_and_1_is_named_where_it_is(bad, where):
+    """A 2-D y with a 2, a 0.5 or a missing entry was refused without saying which or where."""
+    import gpuboost as abcboost
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    Y = (rng.random((30, 3)) < 0.5).astype(object if isinstance(bad, str) or bad is None else float)
+    Y[1, 0] = bad
+    with pytest.raises(ValueError, match=re.escape(f"y has shape (30, 3), and {where}: a 2-D y must be")):
+        BoostClassifier(n_estimators=2).fit(X, Y)
+    good = (rng.random((30, 3)) < 0.5).astype(int)
+    good[:, 0] |= ~good.any(axis=1)  # (every row a label: no warning of the others)
+    model = abcboost.train(good, X, "aoso", 2, 4, 0.1)
+    with pytest.raises(ValueError, match=re.escape(f"Y holds values other than 0 and 1 (Y{where[1:]});")):
+        abcboost.test(Y, X, model)

@@ -104,6 +104,11 @@ def test_too_few_rows_to_hold_out(data):
     X, y = data
     with pytest.raises(ValueError, match="holds out no row"):
         small(validation_fraction=0.1).fit(X[[0, 1, 200, 201]], y[[0, 1, 200, 201]])
+    # one row a class: no fraction helps, and the message does not say that one would
+    rows = [0, 200] if y[0] != y[200] else [0, int(np.flatnonzero(y != y[0])[0])]
+    with pytest.raises(ValueError, match="holds out no row: every class has one row .* give more rows, or pass "
+                                         "eval_set.$"):
+        small(validation_fraction=0.5).fit(X[rows], y[rows])
 
 
 def test_the_held_out_count_is_the_fraction_of_all_rows_shared_by_largest_remainders():

@@ -22,7 +22,7 @@ REFERENCE_ENV = "GPUBOOST_CPU_BACKEND"
 
 
 def _reference_chosen() -> bool:
-    choice = os.environ.get(REFERENCE_ENV, "numba")
+    choice = os.environ.get(REFERENCE_ENV) or "numba"  # (set but empty: unset, as a shell's VAR= reads)
     if choice not in ("numba", "numpy"):
         raise ValueError(f"{REFERENCE_ENV} must be 'numba' or 'numpy', got {choice!r}.")
     if choice == "numba" and _forked_from_openmp:
