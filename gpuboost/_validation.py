@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import datetime
 import numbers
 import os
 
@@ -51,7 +52,8 @@ def check_params(est, algorithms) -> None:
         integer("max_depth", 1)
     integer("max_bins", 2, 65535)
     integer("min_samples_leaf", 1)
-    integer("verbose", 0)
+    if not isinstance(est.verbose, (bool, np.bool_)):  # (True and False as 1 and 0, as scikit-learn's)
+        integer("verbose", 0)
     integer("search", 0)
     integer("gap", 0)
     positive("learning_rate")
@@ -90,46 +92,72 @@ def check_params(est, algorithms) -> None:
             )
 
 
+def _is_date(value) -> bool:
+    """A date, time or duration (Python's, NumPy's or pandas'), which float() would take as a count
+    of its unit (NumPy's) or refuse with an unhelpful message."""
+    return isinstance(value, (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)) \
+        or type(value).__name__ == "Period"
+
+
 def _first_bad_value(column):
     for value in np.asarray(column, dtype=object).ravel():
         if value is None or type(value).__name__ == "NAType":  # None, pandas.NA: missing values
             continue
+        if _is_date(value):
+            return value
         try:
             float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return value
     return None
+
+
+def _described(where: str, bad) -> str:
+    if _is_date(bad):
+        return f"{where} holds dates or durations ({bad!r})"
+    if isinstance(bad, numbers.Integral):
+        text = str(bad)
+        return f"{where} holds an integer too large for a float ({text[:12]}..., {len(text)} digits)"
+    return f"{where} holds {bad!r}"
 
 
 def _non_numeric(X) -> str | None:
     """What makes X non-numeric (its first such column), or None when it converts to float."""
     if hasattr(X, "toarray"):  # scipy.sparse: numeric by construction
         return None
-    if not hasattr(X, "columns"):
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas: dates by their columns' dtypes
+        for name, dtype in zip(X.columns, X.dtypes):
+            if getattr(dtype, "kind", None) in ("m", "M") or str(dtype).startswith("period"):
+                return f"column {name!r} holds dates or durations (dtype {dtype})"
+    else:
         try:
-            kind = np.asarray(X).dtype.kind
-            if kind == "c":
+            dtype = np.asarray(X).dtype
+            if dtype.kind == "c":
                 return "X has complex values (Complex data not supported)"
-            if kind in "mM":  # (NumPy would convert them to integers of their unit)
-                return f"X holds dates or durations (dtype {np.asarray(X).dtype})"
+            if dtype.kind in "mM":  # (NumPy would convert them to integers of their unit)
+                return f"X holds dates or durations (dtype {dtype})"
         except (TypeError, ValueError):
             pass
-    try:
-        np.asarray(X, dtype=np.float64)
-        return None
-    except (TypeError, ValueError):
-        pass
+    objects = [X[name] for name, dtype in zip(X.columns, X.dtypes) if dtype == object] \
+        if hasattr(X, "columns") and hasattr(X, "dtypes") else [X] if getattr(X, "dtype", None) == object else []
+    if not any(np.frompyfunc(_is_date, 1, 1)(np.asarray(column, dtype=object)).astype(bool).any()
+               for column in objects):  # (NumPy converts datetime64 objects to counts of their unit)
+        try:
+            np.asarray(X, dtype=np.float64)
+            return None
+        except (TypeError, ValueError, OverflowError):
+            pass
     if hasattr(X, "columns"):  # pandas DataFrame: name the column
         for name in X.columns:
             bad = _first_bad_value(X[name])
             if bad is not None:
-                return f"column {name!r} (dtype {X[name].dtype}) holds {bad!r}"
+                return _described(f"column {name!r} (dtype {X[name].dtype})", bad)
     array = np.asarray(X, dtype=object)
     if array.ndim == 2:
         for f in range(array.shape[1]):
             bad = _first_bad_value(array[:, f])
             if bad is not None:
-                return f"column {f} holds {bad!r}"
+                return _described(f"column {f}", bad)
     return None  # let the conversion below say what it finds
 
 
@@ -234,6 +262,9 @@ def check_X(est, X, reset: bool) -> np.ndarray:
 
     if X is None:
         raise ValueError("X is None: give the data as a 2-D array of shape (n_samples, n_features).")
+    if getattr(getattr(X, "dtype", None), "names", None):
+        raise ValueError(f"X is a structured array (fields {list(X.dtype.names)[:5]}): give a plain 2-D array, "
+                         "for example numpy.lib.recfunctions.structured_to_unstructured(X), or a pandas DataFrame.")
     ndim = getattr(X, "ndim", None)
     if ndim == 1 or (ndim is None and isinstance(X, (list, tuple)) and X and np.ndim(X[0]) == 0):
         raise ValueError(
@@ -243,6 +274,9 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     X = to_host(X)
     if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: an absent entry is the value 0
         X = X.toarray()
+    if hasattr(X, "sparse") and hasattr(X, "dtypes") and len(X.columns) \
+            and all(type(dtype).__name__ == "SparseDtype" for dtype in X.dtypes):
+        X = X.sparse.to_dense()  # (scikit-learn refuses a DataFrame of only sparse columns as sparse data)
     if isinstance(X, np.ma.MaskedArray):  # a masked entry is a missing value (NumPy would drop the mask)
         X = np.ma.filled(np.ma.asarray(X, dtype=np.float64), np.nan)
     problem = _non_numeric(X)
@@ -251,10 +285,12 @@ def check_X(est, X, reset: bool) -> np.ndarray:
             advice = ""
         elif "dates" in problem:
             advice = " Convert them to numbers first (seconds since a date, say)."
+        elif "too large" in problem:
+            advice = " Scale it, or give it as a float."
         else:
             advice = (" Encode categorical or text columns as numbers first (for example with "
                       "sklearn.preprocessing.OrdinalEncoder); missing values may be NaN.")
-        if "holds '" in problem or "complex" in problem or "dates" in problem:  # a string, complex numbers, dates
+        if "holds '" in problem or "complex" in problem or "dates" in problem or "too large" in problem:
             raise ValueError(f"X must be numeric, but {problem}.{advice}")
         # another kind of object: a TypeError, as float() itself raises
         raise TypeError(f"X must be numeric, but {problem} (float() argument must be a string or a real "
@@ -263,18 +299,25 @@ def check_X(est, X, reset: bool) -> np.ndarray:
 
 
 def _na_as_nan(X):
-    """X with pandas.NA in object columns (or an object array) as NaN: a missing value, as None
-    is (NumPy converts None to NaN, not pandas.NA). Other X unchanged."""
+    """X with pandas.NA in object, string or categorical columns (or an object array, or lists)
+    as NaN: a missing value, as None is (NumPy converts None to NaN, not pandas.NA). Other X
+    unchanged."""
     def is_na(value):
         return type(value).__name__ == "NAType"
 
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
-        columns = [name for name, dtype in zip(X.columns, X.dtypes) if dtype == object]
-        if any(X[name].map(is_na).any() for name in columns):
+        columns = [name for name, dtype in zip(X.columns, X.dtypes)
+                   if dtype == object or str(dtype).startswith("string") or str(dtype) == "category"]
+        if any(X[name].astype(object).map(is_na).any() for name in columns):
             X = X.copy()
             for name in columns:
-                X[name] = X[name].map(lambda v: np.nan if is_na(v) else v)
+                X[name] = X[name].astype(object).map(lambda v: np.nan if is_na(v) else v)
         return X
+    if isinstance(X, (list, tuple)):
+        try:
+            X = np.array(X, dtype=object)  # (to find pandas.NA; validate_data converts it as it would the lists)
+        except ValueError:  # ragged: validate_data says so
+            return X
     if isinstance(X, np.ndarray) and X.dtype == object:
         na = np.frompyfunc(is_na, 1, 1)(X).astype(bool)
         if na.any():
@@ -487,6 +530,8 @@ def check_weight(sample_weight, n_rows: int):
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("sample_weight must be numbers, one per row of X.") from None
+    if w.ndim == 0:  # one number: every row's weight, as scikit-learn takes it
+        w = np.full(n_rows, float(w))
     if w.ndim > 1:  # (flattened, an (n, 2) array would give 2 n weights in an order of its own)
         raise ValueError(f"sample_weight must be 1-D, one weight per row of X (shape ({n_rows},)); got shape "
                          f"{w.shape}.")
@@ -508,7 +553,7 @@ def check_weight(sample_weight, n_rows: int):
         raise ValueError(
             f"sample_weight has values up to {w.max():.3g}, beyond {MAX_WEIGHT:g}: the sums of weighted gradients "
             "and their squares would overflow. Divide the weights by a constant (their maximum, say): the model "
-            "depends only on their ratios (tol bounds the weighted loss: scale it alike)."
+            "depends only on their ratios, up to rounding (tol bounds the weighted loss: scale it alike)."
         )
     return w
 

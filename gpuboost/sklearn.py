@@ -120,7 +120,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     verbose : int, default=0
         Show progress: a tqdm progress bar with the training loss and the first eval set's
         loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
-        otherwise a line every ``verbose`` iterations). 0: silent.
+        otherwise a line every ``verbose`` iterations). 0: silent; True and False as 1 and 0.
     warm_start : bool, default=False
         When fitted already, ``fit`` keeps the trees and adds iterations up to
         ``n_estimators`` (on the same training data, with the same binning).
@@ -508,7 +508,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if self.verbose:
             from .callback import ProgressBar
 
-            callbacks.append(ProgressBar(every=self.verbose))
+            callbacks.append(ProgressBar(every=int(self.verbose)))  # (True: every iteration)
         if self.early_stopping_rounds is not None:
             from .callback import EarlyStopping
 
@@ -876,7 +876,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return self._bin_mapper.transform(self._check_X(X, reset=False), self._n_threads())
 
     def _scores(self, X) -> np.ndarray:
-        """Scores F, shape (n_samples, n_classes), float64; each row sums to ~0."""
+        """Scores F, shape (n_samples, n_classes), float64 (decision_function's, before the
+        two-class case's difference)."""
         codes = self._codes(X)
         F = np.zeros((codes.shape[0], len(self.classes_)))
         backend = backend_class(prediction_device(self.device_))
@@ -956,7 +957,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes), float64 (rows sum to ~0); for two classes,
+        ndarray of shape (n_samples, n_classes), float64 (``predict_proba`` is their softmax; the
+        rows of AOSO, LogitBoost and the ABC algorithms sum to ~0); for two classes,
         as scikit-learn does, shape (n_samples,): ``F[:, 1] - F[:, 0]``, the log-odds of
         ``classes_[1]``. Multi-label models: shape (n_samples, n_labels), whatever the number
         of labels (each label has its own score).

@@ -424,3 +424,50 @@ def test_continuing_with_other_max_bins_is_refused(small_multiclass):
         model.fit(X, y)
     with pytest.raises(ValueError, match="its max_bins is 255, this estimator's 16"):
         BoostClassifier(n_estimators=4, max_leaves=4, max_bins=16).fit(X, y, init_model=model)
+
+
+def test_missing_values_of_pandas_string_and_categorical_columns_and_lists_are_nan():
+    """pandas.NA in a string or categorical column, or in lists of rows, was a TypeError from
+    deep inside the conversion; it is a missing value, as in an object column."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(80, 2)), 1)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
+    X[[3, 10], 0] = np.nan
+    expected = BoostClassifier(n_estimators=4, max_leaves=4).fit(X, y).predict_proba(X)
+    text = pd.array([None if np.isnan(v) else str(v) for v in X[:, 0]], dtype="string")
+    categories = pd.Series(pd.Categorical(pd.array([pd.NA if np.isnan(v) else v for v in X[:, 0]], dtype="Float64")))
+    rows = [[pd.NA if np.isnan(v) else v for v in row] for row in X.tolist()]
+    for data in (pd.DataFrame({"a": text, "b": X[:, 1]}), pd.DataFrame({"a": categories, "b": X[:, 1]}), rows):
+        model = BoostClassifier(n_estimators=4, max_leaves=4).fit(data, y)
+        np.testing.assert_array_equal(model.predict_proba(data), expected)
+
+
+def test_a_dataframe_of_sparse_columns_is_its_dense_values():
+    """A DataFrame whose every column is sparse (DataFrame.sparse.from_spmatrix) was refused
+    as sparse data, while one with a dense column and scipy.sparse X are taken."""
+    pd = pytest.importorskip("pandas")
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(6)
+    X = np.where(rng.random((60, 3)) < 0.6, 0.0, rng.normal(size=(60, 3)))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] < 0)
+    frame = pd.DataFrame.sparse.from_spmatrix(sp.csr_matrix(X), columns=["a", "b", "c"])
+    model = BoostClassifier(n_estimators=4, max_leaves=4).fit(frame, y)
+    assert list(model.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(model.predict_proba(frame),
+                                  BoostClassifier(n_estimators=4, max_leaves=4).fit(X, y).predict_proba(X))
+
+
+def test_scikit_learn_conventions_for_verbose_and_a_scalar_sample_weight(capsys):
+    """verbose=True was refused (scikit-learn's estimators take a bool), and a scalar
+    sample_weight was 'sample_weight has 1 entries' (scikit-learn gives every row that weight)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    BoostClassifier(n_estimators=2, max_leaves=4, verbose=True).fit(X, y)
+    assert BoostClassifier(n_estimators=2, max_leaves=4, verbose=False).fit(X, y).n_estimators == 2
+    weighted = BoostClassifier(n_estimators=4, max_leaves=4).fit(X, y, sample_weight=2.0)
+    full = BoostClassifier(n_estimators=4, max_leaves=4).fit(X, y, sample_weight=np.full(60, 2.0))
+    np.testing.assert_array_equal(weighted.predict_proba(X), full.predict_proba(X))
+    np.testing.assert_array_equal(weighted.train_loss_, full.train_loss_)

@@ -39,6 +39,24 @@ def _pandas_category():
     return pd.DataFrame({"size": X[:, 0], "colour": pd.Categorical(["red", "blue"] * 10)})
 
 
+def _pandas_dates():
+    pd = pytest.importorskip("pandas")
+    return pd.DataFrame({"size": X[:, 0], "day": pd.date_range("2026-11-01", periods=20).astype("datetime64[ns]")})
+
+
+def _object_dates():
+    dates = X.astype(object)
+    dates[:, 2] = np.arange(20).astype("datetime64[D]").astype(object)
+    dates[3, 2] = np.datetime64("2026-11-27T12:00:00")
+    return dates
+
+
+def _object_huge():
+    huge = X.astype(object)
+    huge[2, 0] = 10 ** 400
+    return huge
+
+
 CASES = {
     "X and y of different lengths": lambda: small().fit(X, y[:10]),
     "empty X": lambda: small().fit(X[:0], y[:0]),
@@ -48,6 +66,10 @@ CASES = {
     "a pandas column of text categories": lambda: small().fit(_pandas_category(), y),
     "complex X": lambda: small().fit(X.astype(complex), y),
     "X of dates (datetime64)": lambda: small().fit(np.arange(60).astype("datetime64[D]").reshape(20, 3), y),
+    "a pandas column of dates": lambda: small().fit(_pandas_dates(), y),
+    "dates in an object array (NumPy would make counts of their unit)": lambda: small().fit(_object_dates(), y),
+    "an integer too large for a float in an object array": lambda: small().fit(_object_huge(), y),
+    "a structured array": lambda: small().fit(np.zeros(20, dtype=[("a", float), ("b", float)]), y),
     "y with one class only": lambda: small().fit(X, np.zeros(20)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
