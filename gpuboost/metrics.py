@@ -108,5 +108,7 @@ def hamming_loss(Y, Y_pred) -> float:
     Y_pred = _indicator(Y_pred, "Y_pred")
     if Y.shape != Y_pred.shape:
         raise ValueError(f"Y and Y_pred must have the same shape; got {Y.shape} and {Y_pred.shape}.")
+    if Y.ndim not in (1, 2):
+        raise ValueError(f"Y and Y_pred must be indicator matrices, shape (n_samples, n_labels); got shape {Y.shape}.")
     _nonempty(Y)
     return float(np.mean(Y != Y_pred))

@@ -346,6 +346,10 @@ def test_metrics_refuse_what_they_cannot_rank_and_take_sparse_labels():
     with pytest.raises(ValueError, match=r"it holds \[1, None, 0\]"):  # (values that do not sort)
         metrics.one_error(np.array([[1, None, 0]], dtype=object), np.zeros((1, 3)))
     assert metrics.hamming_loss(scipy.sparse.csr_matrix(Y), Y) == 0.0
+    with pytest.raises(ValueError, match=r"must be indicator matrices, shape \(n_samples, n_labels\); got shape "
+                                         r"\(2, 2, 2\)"):  # (was a mean over a 3-D array)
+        metrics.hamming_loss(np.ones((2, 2, 2), int), np.ones((2, 2, 2), int))
+    assert metrics.hamming_loss([1, 0, 1], [1, 1, 1]) == pytest.approx(sk_hamming_loss([1, 0, 1], [1, 1, 1]))
     whole = (metrics.coverage(Y, S), metrics.average_precision(Y, S))
     saved = metrics.RANK_CELLS
     metrics.RANK_CELLS = 1000  # blocks of 6 rows
