@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -574,6 +575,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                     "the model predicts its initial scores F = 0 (the same probability for every class)")
             warnings.warn(f"no tree was added: the training loss {before:.6g} is already at or below tol={self.tol}; "
                           f"{kept}. Lower tol to train.", UserWarning, stacklevel=3)
+        if len(result.train_loss) > n_before and result.train_loss[-1] > result.initial_loss:
+            warnings.warn(
+                f"the training loss ended at {result.train_loss[-1]:.6g}, above {result.initial_loss:.6g}, the loss of "
+                "the initial scores F = 0 (every class as likely): the fit diverged, and the model predicts worse "
+                f"than it would untrained. Lower learning_rate (now {self.learning_rate})"
+                + ("." if self.algorithm == "adaboostmh" else " or leaf_clip."), ConvergenceWarning, stacklevel=3)
         self.n_trial_trees_ = result.trial_trees
         if self.algorithm == "adaboostmh":
             self.train_hamming_loss_ = result.train_hamming

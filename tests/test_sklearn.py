@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -471,3 +472,21 @@ def test_scikit_learn_conventions_for_verbose_and_a_scalar_sample_weight(capsys)
     full = BoostClassifier(n_estimators=4, max_leaves=4).fit(X, y, sample_weight=np.full(60, 2.0))
     np.testing.assert_array_equal(weighted.predict_proba(X), full.predict_proba(X))
     np.testing.assert_array_equal(weighted.train_loss_, full.train_loss_)
+
+
+def test_a_fit_whose_training_loss_ends_above_its_start_warns():
+    """K-LogitBoost at learning_rate=20 drove its training loss from 331 to 1e43 without a word
+    (only an overflow to inf was an error): a fit that ends above the loss of F = 0 warns."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    with pytest.warns(ConvergenceWarning, match=r"the training loss ended at .*, above 331.091, the loss of the "
+                                                r"initial scores F = 0 .* Lower learning_rate \(now 20.0\) or leaf_clip"):
+        model = BoostClassifier(algorithm="klogitboost", learning_rate=20.0, n_estimators=10).fit(X, y)
+    assert model.train_loss_[-1] > model.initial_loss_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        for algorithm in ALGORITHMS:
+            BoostClassifier(algorithm=algorithm, n_estimators=10, max_leaves=4).fit(X, y)
