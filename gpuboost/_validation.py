@@ -99,6 +99,14 @@ def _is_date(value) -> bool:
         or type(value).__name__ == "Period"
 
 
+def _holds_dates(values) -> bool:
+    try:
+        values = np.asarray(values, dtype=object)
+    except ValueError:  # ragged lists: refused later
+        return False
+    return bool(np.frompyfunc(_is_date, 1, 1)(values).astype(bool).any())
+
+
 def _first_bad_value(column):
     for value in np.asarray(column, dtype=object).ravel():
         if value is None or type(value).__name__ == "NAType":  # None, pandas.NA: missing values
@@ -139,9 +147,9 @@ def _non_numeric(X) -> str | None:
         except (TypeError, ValueError):
             pass
     objects = [X[name] for name, dtype in zip(X.columns, X.dtypes) if dtype == object] \
-        if hasattr(X, "columns") and hasattr(X, "dtypes") else [X] if getattr(X, "dtype", None) == object else []
-    if not any(np.frompyfunc(_is_date, 1, 1)(np.asarray(column, dtype=object)).astype(bool).any()
-               for column in objects):  # (NumPy converts datetime64 objects to counts of their unit)
+        if hasattr(X, "columns") and hasattr(X, "dtypes") else \
+        [X] if getattr(X, "dtype", None) == object or isinstance(X, (list, tuple)) else []
+    if not any(_holds_dates(column) for column in objects):  # (NumPy makes datetime64 objects counts of their unit)
         try:
             np.asarray(X, dtype=np.float64)
             return None

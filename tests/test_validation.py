@@ -69,6 +69,7 @@ CASES = {
     "a pandas column of dates": lambda: small().fit(_pandas_dates(), y),
     "dates in an object array (NumPy would make counts of their unit)": lambda: small().fit(_object_dates(), y),
     "an integer too large for a float in an object array": lambda: small().fit(_object_huge(), y),
+    "dates in lists of rows": lambda: small().fit([[np.datetime64("2026-11-27") + i, 1.0] for i in range(20)], y),
     "a structured array": lambda: small().fit(np.zeros(20, dtype=[("a", float), ("b", float)]), y),
     "y with one class only": lambda: small().fit(X, np.zeros(20)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
