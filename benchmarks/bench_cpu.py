@@ -596,6 +596,8 @@ def main(argv=None) -> int:
                         help="gpuboost's CPU backend: the compiled one that device='cpu' uses (default) "
                              "or the NumPy reference (sets GPUBOOST_CPU_BACKEND)")
     args = parser.parse_args(argv)
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        raise SystemExit(f"--json {args.json}: its folder does not exist (checked before the run, not after it)")
     os.environ["GPUBOOST_CPU_BACKEND"] = args.gpuboost_backend
     trees = parse_trees(args.trees)
     budgets = {}

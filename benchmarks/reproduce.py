@@ -62,7 +62,11 @@ def load(name: str):
         train = np.zeros(len(y), bool)
         train[index] = True
         return X[train], y[train], X[~train], y[~train]
-    with np.load(data_dir() / f"{name}.npz") as d:
+    path = data_dir() / f"{name}.npz"
+    if not path.exists():
+        raise SystemExit(f"{name}: no dataset of that name ({path} is not there; set GPUBOOST_DATA to the folder "
+                         "of the datasets' .npz files)")
+    with np.load(path) as d:
         return (d["X_train"].astype(np.float64), d["y_train"].astype(np.int64),
                 d["X_test"].astype(np.float64), d["y_test"].astype(np.int64))
 

@@ -202,15 +202,12 @@ def _base(model):
 
 def _write_atomically(path, text: str) -> None:
     """Write the output through a temporary file renamed over it (io.write_text_atomically): an
-    existing file is replaced whole or not at all; a device or pipe (/dev/stdout) directly."""
+    existing file is replaced whole or not at all, a symbolic link written through; a device or
+    pipe (/dev/stdout) directly."""
     import os
 
     from .io import write_text_atomically
 
-    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
-        with open(path, "w", encoding="utf-8", newline="") as f:  # nothing to keep
-            f.write(text)
-        return
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot write {path!r}: it is a directory; give a file name in it.")
     write_text_atomically(path, text)
@@ -228,6 +225,9 @@ def _evaluate(args) -> int:
                            names=getattr(model, "feature_names_in_", None),
                            classes=_model_classes(model))
     X = _named_columns(getattr(model, "feature_names_in_", None), X, names, args.data)
+    if y is not None and np.shape(y)[0] != X.shape[0]:
+        raise ValueError(f"{args.data}: X has {X.shape[0]} rows but y has {np.shape(y)[0]} labels; give one label "
+                         "per row.")
     if model.multilabel_:
         try:
             y = _indicator(y, model)
@@ -320,7 +320,10 @@ def _bench(args) -> int:
     sys.argv = [str(script), *args.args]
     try:
         runpy.run_path(str(script), run_name="__main__")
-    except SystemExit as exc:  # the script's own argparse exit
+    except SystemExit as exc:  # the script's own exit: argparse's status, or its message
+        if isinstance(exc.code, str):
+            print(exc.code, file=sys.stderr)
+            return 1
         return int(exc.code or 0)
     return 0
 

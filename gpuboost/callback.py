@@ -51,7 +51,9 @@ class Callback:
 
 
 class Checkpoint(Callback):
-    """Save the model every ``every`` iterations, and at the end of training.
+    """Save the model every ``every`` iterations, and at the end of training (after the other
+    callbacks' ends, whatever their order: the model that ``fit`` returns, an EarlyStopping's
+    truncation included).
 
     Parameters
     ----------

@@ -12,6 +12,7 @@ import hashlib
 import json
 import numbers
 import os
+import stat
 import tempfile
 
 import numpy as np
@@ -220,8 +221,18 @@ def save_model(estimator, path) -> None:
 
 def write_text_atomically(path, text: str) -> None:
     """Write text (UTF-8) to path through a temporary file in its folder, renamed over it: an
-    existing file is replaced whole or not at all (a failed or interrupted write leaves it)."""
-    directory = os.path.dirname(os.path.abspath(path))
+    existing file is replaced whole or not at all (a failed or interrupted write leaves it).
+
+    A symbolic link is written through, as the shell's ``>`` does: the file it names is replaced,
+    the link kept (/dev/stdout redirected to a file: that file). A device, pipe or socket is
+    written directly: there is no file to keep, and its folder is no place for a new one.
+    """
+    if _is_stream(path):
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
     except OSError as exc:
@@ -231,11 +242,21 @@ def write_text_atomically(path, text: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; the result is an ordinary file
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _is_stream(path) -> bool:
+    """Whether path is (or links to) something other than a file or folder: a device, pipe or
+    socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # not there (or a dangling link): a new file
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _dumps(payload: dict) -> str:

@@ -60,7 +60,7 @@ def plot_training_curves(models, labels=None, ax=None):
     ax = np.atleast_1d(ax)
     for k, model in enumerate(models):
         algorithm = model._fitted("algorithm")  # (set_params after fit changes the parameter, not the trees)
-        label = labels[k] if labels else algorithm
+        label = labels[k] if labels is not None else algorithm
         per = trees_per_iteration(algorithm, len(model.classes_))
         trees = np.arange(1, len(model.train_loss_) + 1) * per
         ax[0].semilogy(trees, np.maximum(np.asarray(model.train_loss_, dtype=float), 1e-300), label=label)

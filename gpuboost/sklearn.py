@@ -590,7 +590,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.eval_loss_ = result.eval_loss
         self.eval_error_ = result.eval_error
         self.fit_time_ = result.fit_time
-        for callback in callbacks:
+        from .callback import Checkpoint
+
+        # a Checkpoint's last save after every other callback's end (an EarlyStopping's truncation,
+        # wherever it is in the list): it saves the model that fit returns
+        for callback in sorted(callbacks, key=lambda c: isinstance(c, Checkpoint)):
             callback.after_training(self)
         return self
 

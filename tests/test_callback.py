@@ -304,3 +304,23 @@ def test_a_checkpoint_of_labels_no_file_can_hold_fails_before_training(tmp_path)
     with pytest.raises(TypeError, match=r"classes of dtype datetime64\[D\] cannot be saved"):
         model.fit(X, y)
     assert seen == [] and not (tmp_path / "c.json").exists()
+
+
+def test_a_checkpoint_listed_before_early_stopping_saves_the_returned_model(tmp_path):
+    """The end-of-training hooks ran in list order: a Checkpoint before an EarlyStopping saved
+    the model before its truncation to the best iteration."""
+    from gpuboost.callback import EarlyStopping
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + rng.normal(scale=1.5, size=300) > 0).astype(int)
+    X_valid = rng.normal(size=(300, 4))
+    y_valid = (X_valid[:, 0] + rng.normal(scale=1.5, size=300) > 0).astype(int)
+    path = tmp_path / "c.json"
+    model = BoostClassifier(n_estimators=200, max_leaves=8, learning_rate=1.0,
+                            callbacks=[Checkpoint(path, every=100), EarlyStopping(3)])
+    model.fit(X, y, eval_set=[(X_valid, y_valid)])
+    assert model.n_estimators_ < 200  # (it stopped early, and kept its best iteration)
+    saved = gpuboost.load_model(path)
+    assert saved.n_estimators_ == model.n_estimators_ == model.best_iteration_ + 1
+    np.testing.assert_array_equal(saved.predict_proba(X_valid), model.predict_proba(X_valid))

@@ -598,3 +598,60 @@ def test_a_models_label_column_is_found_by_its_features_names(tmp_path, capsys):
     assert predicted == [str(v) for v in model.predict(X)]
     assert main(["evaluate", str(tmp_path / "m.json"), str(tmp_path / "d.csv")]) == 0
     assert "d.csv: 40 rows" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink") or not os.path.isdir("/proc/self/fd"), reason="needs symlinks and /proc")
+def test_outputs_are_written_through_symbolic_links(tmp_path):
+    """-o replaced a symbolic link by a file (the file it named kept its old text), and
+    -o /dev/stdout redirected to a file put its temporary file in /dev and renamed it over the
+    /dev/stdout link (as root: the machine's /dev/stdout became a file). A link is written
+    through as the shell's > does; the same for save_model."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    data = tmp_path / "d.npz"
+    np.savez(data, X=X, y=y)
+    model = tmp_path / "m.json"
+    assert main(["train", str(data), "-o", str(model), "--n-estimators", "3"]) == 0
+    target, link = tmp_path / "target.csv", tmp_path / "link.csv"
+    target.write_text("old\n")
+    link.symlink_to(target.name)
+    assert main(["predict", str(model), str(data), "-o", str(link)]) == 0
+    assert link.is_symlink() and target.read_text().startswith("label\n")
+    # (/proc/self/fd/1 rather than /dev/stdout: should this fail again, no file of the machine is touched)
+    with open(tmp_path / "out.csv", "w") as out:
+        result = subprocess.run([sys.executable, "-m", "gpuboost", "predict", str(model), str(data), "-o",
+                                 "/proc/self/fd/1"], stdout=out, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out.csv").read_text() == target.read_text()
+    saved, saved_link = tmp_path / "saved.json", tmp_path / "saved-link.json"
+    saved.write_text("{}")
+    saved_link.symlink_to(saved.name)
+    load_model(model).save_model(saved_link)
+    assert saved_link.is_symlink() and load_model(saved).n_estimators == 3
+
+
+def test_evaluate_names_an_npz_file_whose_rows_and_labels_differ(tmp_path, capsys):
+    """X and y of different lengths in an .npz file were numpy's 'operands could not be
+    broadcast together'."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.savez(tmp_path / "w.npz", X=X, y=y[:40])
+    model = tmp_path / "m.json"
+    assert main(["train", str(tmp_path / "d.npz"), "-o", str(model), "--n-estimators", "3"]) == 0
+    assert main(["evaluate", str(model), str(tmp_path / "w.npz")]) == 1
+    assert "w.npz: X has 60 rows but y has 40 labels; give one label per row." in capsys.readouterr().err
+
+
+def test_a_benchmark_scripts_own_error_message_is_shown(capsys):
+    """gpuboost bench turned a script's sys.exit("message") into int()'s ValueError about it."""
+    from gpuboost.__main__ import BENCH_SCRIPTS
+
+    if not (REPO / "benchmarks" / BENCH_SCRIPTS["cpu"]).exists():
+        pytest.skip("the benchmarks are not in this tree")
+    assert main(["bench", "cpu", "--trees", "nosuchdata=10"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown dataset 'nosuchdata'" in err and "invalid literal" not in err

@@ -64,3 +64,14 @@ def test_plots_check_their_model(small_multiclass):
     assert list(line.get_xdata()) == [4, 8, 12] and line.get_label() == "mart"
     with pytest.raises(ValueError, match="max_features must be an integer >= 1, got -1"):
         plot_importance(model, max_features=-1)
+
+
+def test_training_curves_take_labels_as_an_array(small_multiclass):
+    """labels as a NumPy array was 'the truth value of an array is ambiguous'."""
+    pytest.importorskip("matplotlib").use("Agg")
+    from gpuboost.plotting import plot_training_curves
+
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y)
+    axes = plot_training_curves([model, model], labels=np.array(["a", "b"]))
+    assert [line.get_label() for line in axes[0].get_lines()] == ["a", "b"]
