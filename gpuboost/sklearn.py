@@ -103,11 +103,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     leaf_clip : float, default=5.0
         Node values are clipped to [-leaf_clip, leaf_clip] (the AOSO authors' code uses 5).
     tol : float, default=1e-16
-        Training stops when the training loss ``sum_i w_i (-log p_{i,y_i})`` falls to ``tol``.
+        Training stops when the training loss falls to ``tol``: ``sum_i w_i (-log p_{i,y_i})`` for
+        the softmax family, K-LogitBoost's and AdaBoost.MH's own losses (``train_loss_``) for them.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where to train. "cuda": an NVIDIA GPU (needs the ``cuda12`` or ``cuda13`` extra; AOSO
         only: other algorithms and multi-label y raise a ValueError with "cuda"); "auto": the
-        GPU when one is usable and the problem runs there (AOSO, at most 128 classes), else the
+        GPU when one is usable and the problem runs there (AOSO, at most 128 classes and
+        ``max_bins`` at most 4094), else the
         CPU. The estimator that trained on the GPU predicts on the GPU when one is usable and on
         the CPU otherwise, with the same scores; a model loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
@@ -209,7 +211,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         stopping kept an earlier iteration, or a callback stopped training).
     n_trees_ : int
         Trees in the model: ``n_estimators_`` for AOSO, K (or K-1 for ABC) times that for the
-        K-tree family; the papers compare algorithms at equal numbers of trees.
+        K-tree family (for two classes: once, but LogitBoost's twice); the papers compare
+        algorithms at equal numbers of trees.
     n_trial_trees_ : int
         ABC only: trees grown for base-class candidates that were not kept (they cost time,
         not model size).
