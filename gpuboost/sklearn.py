@@ -109,9 +109,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Where to train. "cuda": an NVIDIA GPU (needs the ``cuda12`` or ``cuda13`` extra; AOSO
         only: other algorithms and multi-label y raise a ValueError with "cuda"); "auto": the
         GPU when one is usable and the problem runs there (AOSO, at most 128 classes and
-        ``max_bins`` at most 4094), else the
-        CPU. The estimator that trained on the GPU predicts on the GPU when one is usable and on
-        the CPU otherwise, with the same scores; a model loaded from a file predicts on the CPU.
+        ``max_bins`` at most 4094), else the CPU. The estimator that trained on the GPU predicts
+        on the GPU when one is usable and on the CPU otherwise, with the same scores; a model
+        loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
         CPU threads: None means every available core, negative values count back from it
         (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
@@ -581,8 +581,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if len(result.train_loss) > n_before and result.train_loss[-1] > result.initial_loss:
             warnings.warn(
                 f"the training loss ended at {result.train_loss[-1]:.6g}, above {result.initial_loss:.6g}, the loss of "
-                "the initial scores F = 0 (every class as likely): the fit diverged, and the model predicts worse "
-                f"than it would untrained. Lower learning_rate (now {self.learning_rate})"
+                "the initial scores F = 0 (every class as likely): the fit diverged, and the model fits its "
+                f"training rows worse than it would untrained. Lower learning_rate (now {self.learning_rate})"
                 + ("." if self.algorithm == "adaboostmh" else " or leaf_clip."), ConvergenceWarning, stacklevel=3)
         self.n_trial_trees_ = result.trial_trees
         if self.algorithm == "adaboostmh":
