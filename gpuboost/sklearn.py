@@ -55,6 +55,17 @@ def trained_with(params: dict) -> dict:
             "random_state": seed if isinstance(seed, numbers.Integral) else None}
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may use: its affinity and a container's CPU quota (cgroups), as
+    joblib's loky counts them (a container limited to 2 CPUs of a 64-core host: 2, where the
+    affinity says 64, and 64 threads meeting at barriers on 2 CPUs' time would crawl)."""
+    try:
+        from joblib.externals.loky import cpu_count
+    except ImportError:  # (joblib comes with scikit-learn; its layout could change)
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, int(cpu_count()))
+
+
 class BoostClassifier(ClassifierMixin, BaseEstimator):
     """Multi-class boosting with the LogitBoost family; AOSO-LogitBoost by default.
 
@@ -113,9 +124,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         on the GPU when one is usable and on the CPU otherwise, with the same scores; a model
         loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
-        CPU threads: None means every available core, negative values count back from it
-        (-1: all, -2: all but one), as in scikit-learn. The model does not depend on it:
-        every sum runs in the same order whatever the number of threads.
+        CPU threads: None means every CPU this process may use (its affinity, and a container's
+        CPU quota, as joblib counts them), negative values count back from it (-1: all, -2:
+        all but one), as in scikit-learn. The model does not depend on it: every sum runs in
+        the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
         Draws the rows that ``validation_fraction`` holds out, ``subsample``'s rows and
         ``colsample_bytree``'s features (an int: the same draws at every fit). Nothing else is
@@ -298,7 +310,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         _validation.check_params(self, ALGORITHMS)
 
     def _n_threads(self) -> int:
-        available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        available = usable_cpus()
         if self.n_jobs is None:
             return available
         return min(self.n_jobs, available) if self.n_jobs > 0 else max(1, available + 1 + self.n_jobs)

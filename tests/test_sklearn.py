@@ -1,5 +1,6 @@
 """BoostClassifier: the scikit-learn API, labels, weights, missing values, devices."""
 
+import os
 import subprocess
 import sys
 import warnings
@@ -490,3 +491,16 @@ def test_a_fit_whose_training_loss_ends_above_its_start_warns():
         warnings.simplefilter("error", ConvergenceWarning)
         for algorithm in ALGORITHMS:
             BoostClassifier(algorithm=algorithm, n_estimators=10, max_leaves=4).fit(X, y)
+
+
+def test_n_jobs_none_counts_the_cpus_the_process_may_use():
+    """n_jobs=None took the CPU affinity alone: in a container limited to 2 CPUs of a large host,
+    as many threads as the host's cores shared 2 CPUs' time. It is joblib's count (affinity,
+    cgroup quota, LOKY_MAX_CPU_COUNT), which the environment variable stands for here."""
+    code = ("from gpuboost import BoostClassifier; import numpy as np; m = BoostClassifier(n_estimators=2); "
+            "print(m._n_threads(), BoostClassifier(n_jobs=-1)._n_threads(), BoostClassifier(n_jobs=4)._n_threads()); "
+            "m.fit(np.arange(40.0).reshape(20, 2), np.arange(20) % 2)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "LOKY_MAX_CPU_COUNT": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["1", "1", "1"]
