@@ -231,12 +231,12 @@ def breakdown(X, y, trees=20):
                 rows_histogrammed_per_tree=rows_histogrammed / trees)
 
 
-def _need_cupy() -> None:
-    """A clear exit where CuPy is not installed (this script measures the GPU)."""
+def need_cupy(script: str) -> None:
+    """A clear exit where CuPy is not installed (the script measures the GPU)."""
     import importlib.util
 
     if importlib.util.find_spec("cupy") is None:
-        raise SystemExit(f"{Path(__file__).name} measures the GPU backend: it needs CuPy and an NVIDIA GPU "
+        raise SystemExit(f"{script} measures the GPU backend: it needs CuPy and an NVIDIA GPU "
                          "(pip install \"gpuboost[cuda12]\" or [cuda13]); the CPU's figures come from bench_cpu.py.")
 
 
@@ -266,7 +266,7 @@ def main(argv=None):
                         help="also report the wall time to reach this test error (e.g. XGBoost-GPU's from an "
                              "earlier run on the same GPU model, when XGBoost is skipped)")
     args = parser.parse_args(argv)
-    _need_cupy()
+    need_cupy(Path(__file__).name)
     options = dict(subsample=args.subsample, colsample_bytree=args.colsample, random_state=0)
     peer_sampling = dict(subsample=args.subsample, colsample=args.colsample)
     if args.sample_ahead is not None:

@@ -83,15 +83,6 @@ def summarise(path: Path, trees: int) -> None:
     print(f"  {'total':28s} {grand / trees / 1e3:8.3f} ms  {sum(count.values()) / trees:6.1f} launches")
 
 
-def _need_cupy() -> None:
-    """A clear exit where CuPy is not installed (this script measures the GPU)."""
-    import importlib.util
-
-    if importlib.util.find_spec("cupy") is None:
-        raise SystemExit(f"{Path(__file__).name} measures the GPU backend: it needs CuPy and an NVIDIA GPU "
-                         "(pip install \"gpuboost[cuda12]\" or [cuda13]); the CPU's figures come from bench_cpu.py.")
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dataset", nargs="?", default="covertype290k", choices=["covertype290k", "poker"])
@@ -99,10 +90,12 @@ def main(argv=None):
     parser.add_argument("--poker-rows", type=int, default=10_000_000)
     parser.add_argument("--summarise", type=Path, help="summarise an ncu CSV instead of growing trees")
     args = parser.parse_args(argv)
-    _need_cupy()
-    if args.summarise:
+    if args.summarise:  # (reads a CSV: no GPU needed)
         summarise(args.summarise, args.trees)
     else:
+        from bench_gpu import need_cupy
+
+        need_cupy(Path(__file__).name)
         grow(args.dataset, args.trees, args.poker_rows)
 
 

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 import numbers
 import os
 
@@ -92,19 +93,28 @@ def check_params(est, algorithms) -> None:
             )
 
 
+_DATE_CLASSES = (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)
+
+
 def _is_date(value) -> bool:
     """A date, time or duration (Python's, NumPy's or pandas'), which float() would take as a count
     of its unit (NumPy's) or refuse with an unhelpful message."""
-    return isinstance(value, (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)) \
-        or type(value).__name__ == "Period"
+    return isinstance(value, _DATE_CLASSES) or type(value).__name__ == "Period"
 
 
-def _holds_dates(values) -> bool:
-    try:
-        values = np.asarray(values, dtype=object)
-    except ValueError:  # ragged lists: refused later
-        return False
-    return bool(np.frompyfunc(_is_date, 1, 1)(values).astype(bool).any())
+def _value_types(values) -> set:
+    """The types of the values of an object array, a pandas column or lists of rows (the loop in
+    C: a few hundredths of a second for a million values)."""
+    if isinstance(values, (list, tuple)):
+        try:
+            return set(map(type, itertools.chain.from_iterable(values)))
+        except TypeError:  # a row that is not a sequence
+            return set(map(type, values))
+    return set(map(type, np.asarray(values, dtype=object).ravel()))
+
+
+def _dates_among(types: set) -> bool:
+    return any(issubclass(t, _DATE_CLASSES) or t.__name__ == "Period" for t in types)
 
 
 def _first_bad_value(column):
@@ -120,37 +130,46 @@ def _first_bad_value(column):
     return None
 
 
-def _described(where: str, bad) -> str:
+def _described(where: str, bad) -> tuple[str, str]:
     if _is_date(bad):
-        return f"{where} holds dates or durations ({bad!r})"
+        return "dates", f"{where} holds dates or durations ({bad!r})"
     if isinstance(bad, numbers.Integral):
-        text = str(bad)
-        return f"{where} holds an integer too large for a float ({text[:12]}..., {len(text)} digits)"
-    return f"{where} holds {bad!r}"
+        text = str(abs(bad))
+        return "large", f"{where} holds an integer too large for a float ({str(bad)[:12]}..., {len(text)} digits)"
+    return ("text" if isinstance(bad, str) else "other"), f"{where} holds {bad!r}"
 
 
-def _non_numeric(X) -> str | None:
-    """What makes X non-numeric (its first such column), or None when it converts to float."""
+def _date_dtype(dtype) -> bool:
+    """A pandas or NumPy dtype of dates or durations, a categorical one of them included."""
+    categories = getattr(getattr(dtype, "categories", None), "dtype", None)  # (pandas' CategoricalDtype)
+    return any(getattr(d, "kind", None) in ("m", "M") or str(d).startswith("period") for d in (dtype, categories)
+               if d is not None)
+
+
+def _non_numeric(X) -> tuple[str, str] | None:
+    """What makes X non-numeric (its first such column), as (kind, text): kind "complex",
+    "dates", "large" (an integer beyond float64), "text" (a string) or "other"; or None when
+    it converts to float."""
     if hasattr(X, "toarray"):  # scipy.sparse: numeric by construction
         return None
-    if hasattr(X, "columns") and hasattr(X, "dtypes"):  # pandas: dates by their columns' dtypes
+    frame = hasattr(X, "columns") and hasattr(X, "dtypes")
+    if frame:  # pandas: dates by their columns' dtypes
         for name, dtype in zip(X.columns, X.dtypes):
-            if getattr(dtype, "kind", None) in ("m", "M") or str(dtype).startswith("period"):
-                return f"column {name!r} holds dates or durations (dtype {dtype})"
+            if _date_dtype(dtype):
+                return "dates", f"column {name!r} holds dates or durations (dtype {dtype})"
     else:
         try:
             dtype = np.asarray(X).dtype
             if dtype.kind == "c":
-                return "X has complex values (Complex data not supported)"
+                return "complex", "X has complex values (Complex data not supported)"
             if dtype.kind in "mM":  # (NumPy would convert them to integers of their unit)
-                return f"X holds dates or durations (dtype {dtype})"
+                return "dates", f"X holds dates or durations (dtype {dtype})"
         except (TypeError, ValueError):
             pass
-    objects = [X[name] for name, dtype in zip(X.columns, X.dtypes) if dtype == object] \
-        if hasattr(X, "columns") and hasattr(X, "dtypes") else \
+    objects = [X[name] for name, dtype in zip(X.columns, X.dtypes) if dtype == object] if frame else \
         [X] if getattr(X, "dtype", None) == object or isinstance(X, (list, tuple)) else []
-    if not any(_holds_dates(column) for column in objects):  # (NumPy makes datetime64 objects counts of their unit)
-        try:
+    if not any(_dates_among(_value_types(column)) for column in objects):  # (NumPy makes datetime64 objects
+        try:                                                                # counts of their unit)
             np.asarray(X, dtype=np.float64)
             return None
         except (TypeError, ValueError, OverflowError):
@@ -160,7 +179,10 @@ def _non_numeric(X) -> str | None:
             bad = _first_bad_value(X[name])
             if bad is not None:
                 return _described(f"column {name!r} (dtype {X[name].dtype})", bad)
-    array = np.asarray(X, dtype=object)
+    try:
+        array = np.asarray(X, dtype=object)
+    except ValueError:  # ragged lists: the conversion below says so
+        return None
     if array.ndim == 2:
         for f in range(array.shape[1]):
             bad = _first_bad_value(array[:, f])
@@ -287,18 +309,14 @@ def check_X(est, X, reset: bool) -> np.ndarray:
         X = X.sparse.to_dense()  # (scikit-learn refuses a DataFrame of only sparse columns as sparse data)
     if isinstance(X, np.ma.MaskedArray):  # a masked entry is a missing value (NumPy would drop the mask)
         X = np.ma.filled(np.ma.asarray(X, dtype=np.float64), np.nan)
-    problem = _non_numeric(X)
-    if problem is not None:
-        if "complex" in problem:
-            advice = ""
-        elif "dates" in problem:
-            advice = " Convert them to numbers first (seconds since a date, say)."
-        elif "too large" in problem:
-            advice = " Scale it, or give it as a float."
-        else:
-            advice = (" Encode categorical or text columns as numbers first (for example with "
-                      "sklearn.preprocessing.OrdinalEncoder); missing values may be NaN.")
-        if "holds '" in problem or "complex" in problem or "dates" in problem or "too large" in problem:
+    found = _non_numeric(X)
+    if found is not None:
+        kind, problem = found
+        advice = {"complex": "", "dates": " Convert them to numbers first (seconds since a date, say).",
+                  "large": " Scale it, or give it as a float."}.get(kind, (
+                      " Encode categorical or text columns as numbers first (for example with "
+                      "sklearn.preprocessing.OrdinalEncoder); missing values may be NaN."))
+        if kind != "other":  # a string, complex numbers, dates, a huge integer
             raise ValueError(f"X must be numeric, but {problem}.{advice}")
         # another kind of object: a TypeError, as float() itself raises
         raise TypeError(f"X must be numeric, but {problem} (float() argument must be a string or a real "
@@ -313,24 +331,29 @@ def _na_as_nan(X):
     def is_na(value):
         return type(value).__name__ == "NAType"
 
+    def holds_na(values) -> bool:
+        return any(t.__name__ == "NAType" for t in _value_types(values))
+
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         columns = [name for name, dtype in zip(X.columns, X.dtypes)
-                   if dtype == object or str(dtype).startswith("string") or str(dtype) == "category"]
-        if any(X[name].astype(object).map(is_na).any() for name in columns):
+                   if (dtype == object or str(dtype).startswith("string") or str(dtype) == "category")
+                   and X[name].isna().any()]  # (vectorised: a column without missing values is left alone)
+        if columns:
             X = X.copy()
             for name in columns:
-                X[name] = X[name].astype(object).map(lambda v: np.nan if is_na(v) else v)
+                X[name] = X[name].astype(object).where(X[name].notna(), np.nan)
         return X
     if isinstance(X, (list, tuple)):
-        try:
-            X = np.array(X, dtype=object)  # (to find pandas.NA; validate_data converts it as it would the lists)
-        except ValueError:  # ragged: validate_data says so
+        if not holds_na(X):
             return X
-    if isinstance(X, np.ndarray) and X.dtype == object:
+        array = np.array(X, dtype=object)
+        if array.ndim != 2:  # (ragged, or not rows: validate_data says what it finds in the lists)
+            return X
+        X = array
+    if isinstance(X, np.ndarray) and X.dtype == object and holds_na(X):
         na = np.frompyfunc(is_na, 1, 1)(X).astype(bool)
-        if na.any():
-            X = X.copy()
-            X[na] = np.nan
+        X = X.copy()
+        X[na] = np.nan
     return X
 
 

@@ -47,7 +47,8 @@ class Callback:
         return False
 
     def after_training(self, model) -> None:
-        """Called once, when training ends (normally or by a callback)."""
+        """Called once, when training ends (normally or by a callback); the callbacks in their
+        list's order, but every Checkpoint after the others (it saves the model fit returns)."""
 
 
 class Checkpoint(Callback):

@@ -29,7 +29,7 @@ model_feature_sample_  colsample_bytree       1.0
 rate
 search                 search                 2
 gap                    gap                    5
-n_threads              n_jobs                 all cores
+n_threads              n_jobs                 all usable CPUs
 device                 device                 "auto"
 save_prob              (test, predict)        0
 =====================  =====================  ===========================

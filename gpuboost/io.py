@@ -13,6 +13,7 @@ import json
 import numbers
 import os
 import stat
+import sys
 import tempfile
 
 import numpy as np
@@ -124,6 +125,7 @@ def _params(estimator) -> dict:
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
     params["callbacks"] = None  # code, not data: never saved
+    params["verbose"] = int(params["verbose"])  # (True as 1: files that versions before bools could read)
     if isinstance(params.get("class_weight"), dict):  # (a JSON object's keys are strings: pairs keep the labels')
         params["class_weight"] = [[_plain(label), _json_number(value)]
                                   for label, value in params["class_weight"].items()]
@@ -198,7 +200,7 @@ def check_writable(path) -> str:
     """The path a model will be saved to, checked before anything is written (or trained):
     its folder exists and it is not a folder itself."""
     path = _model_path(path, "save_model")
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = os.path.dirname(os.path.realpath(path))  # (a symbolic link: the folder of the file it names)
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot save the model to {path!r}: it is a directory; give a file name in it.")
     if not os.path.isdir(directory):
@@ -224,9 +226,19 @@ def write_text_atomically(path, text: str) -> None:
     existing file is replaced whole or not at all (a failed or interrupted write leaves it).
 
     A symbolic link is written through, as the shell's ``>`` does: the file it names is replaced,
-    the link kept (/dev/stdout redirected to a file: that file). A device, pipe or socket is
-    written directly: there is no file to keep, and its folder is no place for a new one.
+    the link kept. This process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
+    /proc/self/fd/N) are written to as they are, whatever they were opened on (a file opened to
+    append, an unlinked file, a pipe); a device, pipe or socket is written directly: there is no
+    file to keep, and its folder is no place for a new one.
     """
+    fd = _own_descriptor(path)
+    if fd is not None:
+        sys.stdout.flush()  # (what this process printed before comes first)
+        sys.stderr.flush()
+        data = text.encode("utf-8")
+        while data:
+            data = data[os.write(fd, data):]
+        return
     if _is_stream(path):
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -247,6 +259,19 @@ def write_text_atomically(path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _own_descriptor(path) -> int | None:
+    """The descriptor number that path names in this process (/dev/stdout: 1, /dev/fd/3: 3,
+    /proc/self/fd/3: 3), or None."""
+    text = os.path.abspath(os.fspath(path))
+    named = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+    if text in named:
+        return named[text]
+    for folder in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/"):
+        if text.startswith(folder) and text[len(folder):].isdigit():
+            return int(text[len(folder):])
+    return None
 
 
 def _is_stream(path) -> bool:

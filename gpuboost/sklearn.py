@@ -61,9 +61,10 @@ def usable_cpus() -> int:
     affinity says 64, and 64 threads meeting at barriers on 2 CPUs' time would crawl)."""
     try:
         from joblib.externals.loky import cpu_count
-    except ImportError:  # (joblib comes with scikit-learn; its layout could change)
+
+        return max(1, int(cpu_count()))
+    except Exception:  # (joblib comes with scikit-learn, but its layout could change; LOKY_MAX_CPU_COUNT=all)
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, int(cpu_count()))
 
 
 class BoostClassifier(ClassifierMixin, BaseEstimator):
@@ -329,8 +330,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             Class labels of one type (ints, strings, ...; an object array of ints is ints).
             Multi-label learning: an indicator matrix of 0 and 1, one column per label (an
             array, a list of lists, or a scipy.sparse matrix, densified).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row, up
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            (A float: every row's weight.) Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row, up
             to how rounding breaks exact ties: docs/algorithms.md, "Numerical conventions");
             rows of weight 0 are left out of training, but still declare their classes (as in
             scikit-learn: ``classes_`` and ``predict_proba``'s columns come from all of y).
@@ -590,12 +591,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                     "the model predicts its initial scores F = 0 (the same probability for every class)")
             warnings.warn(f"no tree was added: the training loss {before:.6g} is already at or below tol={self.tol}; "
                           f"{kept}. Lower tol to train.", UserWarning, stacklevel=3)
-        if len(result.train_loss) > n_before and result.train_loss[-1] > result.initial_loss:
-            warnings.warn(
-                f"the training loss ended at {result.train_loss[-1]:.6g}, above {result.initial_loss:.6g}, the loss of "
-                "the initial scores F = 0 (every class as likely): the fit diverged, and the model fits its "
-                f"training rows worse than it would untrained. Lower learning_rate (now {self.learning_rate})"
-                + ("." if self.algorithm == "adaboostmh" else " or leaf_clip."), ConvergenceWarning, stacklevel=3)
         self.n_trial_trees_ = result.trial_trees
         if self.algorithm == "adaboostmh":
             self.train_hamming_loss_ = result.train_hamming
@@ -611,6 +606,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         # wherever it is in the list): it saves the model that fit returns
         for callback in sorted(callbacks, key=lambda c: isinstance(c, Checkpoint)):
             callback.after_training(self)
+        # (the model fit returns, an EarlyStopping's truncation included)
+        if len(result.train_loss) > n_before and len(self.train_loss_) and self.train_loss_[-1] > self.initial_loss_:
+            warnings.warn(
+                f"the training loss ended at {self.train_loss_[-1]:.6g}, above {self.initial_loss_:.6g}, the loss of "
+                "the initial scores F = 0 (every class as likely): the fit diverged, and the model fits its "
+                f"training rows worse than it would untrained. Lower learning_rate (now {self.learning_rate})"
+                + ("." if self.algorithm == "adaboostmh" else " or leaf_clip."), ConvergenceWarning, stacklevel=3)
         return self
 
     def _initial_model(self, init_model):
@@ -734,7 +736,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         held = np.sort(np.concatenate([rng.permutation(group)[:count] for group, count in zip(groups, counts)]))
         if held.size == 0:
             if not room.any():  # (no fraction could hold one out)
-                kept = ("every class has one row (of positive weight), which training keeps" if y_codes is not None
+                kept = ("every class has one row (of positive weight) at most, which training keeps" if y_codes is not None
                         else "training keeps the one row (of positive weight)")
                 raise ValueError(f"validation_fraction={self.validation_fraction} holds out no row: {kept}; give more "
                                  "rows, or pass eval_set.")

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -618,13 +619,19 @@ def test_outputs_are_written_through_symbolic_links(tmp_path):
     link.symlink_to(target.name)
     assert main(["predict", str(model), str(data), "-o", str(link)]) == 0
     assert link.is_symlink() and target.read_text().startswith("label\n")
+    # this process's stdout is written as it was opened: to append, and an unlinked file
     # (/proc/self/fd/1 rather than /dev/stdout: should this fail again, no file of the machine is touched)
-    with open(tmp_path / "out.csv", "w") as out:
-        result = subprocess.run([sys.executable, "-m", "gpuboost", "predict", str(model), str(data), "-o",
-                                 "/proc/self/fd/1"], stdout=out, stderr=subprocess.PIPE, text=True,
-                                env=dict(os.environ, PYTHONPATH=str(REPO)))
+    command = [sys.executable, "-m", "gpuboost", "predict", str(model), str(data), "-o", "/proc/self/fd/1"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    (tmp_path / "log.txt").write_text("before\n")
+    with open(tmp_path / "log.txt", "a") as out:
+        result = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, text=True, env=env)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "out.csv").read_text() == target.read_text()
+    assert (tmp_path / "log.txt").read_text() == "before\n" + target.read_text()
+    with tempfile.TemporaryFile() as out:
+        assert subprocess.run(command, stdout=out, env=env).returncode == 0
+        out.seek(0)
+        assert out.read().decode() == target.read_text()
     saved, saved_link = tmp_path / "saved.json", tmp_path / "saved-link.json"
     saved.write_text("{}")
     saved_link.symlink_to(saved.name)

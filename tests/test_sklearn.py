@@ -487,6 +487,11 @@ def test_a_fit_whose_training_loss_ends_above_its_start_warns():
                                                 r"initial scores F = 0 .* Lower learning_rate \(now 20.0\) or leaf_clip"):
         model = BoostClassifier(algorithm="klogitboost", learning_rate=20.0, n_estimators=10).fit(X, y)
     assert model.train_loss_[-1] > model.initial_loss_
+    # of the model fit returns: after an early stopping's truncation
+    with pytest.warns(ConvergenceWarning) as caught:
+        stopped = BoostClassifier(algorithm="klogitboost", learning_rate=20.0, n_estimators=10,
+                                  early_stopping_rounds=2).fit(X, y, eval_set=[(X, y)])
+    assert f"ended at {stopped.train_loss_[-1]:.6g}," in str(caught[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         for algorithm in ALGORITHMS:

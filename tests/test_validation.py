@@ -39,9 +39,10 @@ def _pandas_category():
     return pd.DataFrame({"size": X[:, 0], "colour": pd.Categorical(["red", "blue"] * 10)})
 
 
-def _pandas_dates():
+def _pandas_dates(categorical=False):
     pd = pytest.importorskip("pandas")
-    return pd.DataFrame({"size": X[:, 0], "day": pd.date_range("2026-11-01", periods=20).astype("datetime64[ns]")})
+    days = pd.date_range("2026-11-01", periods=20).astype("datetime64[ns]")
+    return pd.DataFrame({"size": X[:, 0], "day": pd.Categorical(days) if categorical else days})
 
 
 def _object_dates():
@@ -67,6 +68,8 @@ CASES = {
     "complex X": lambda: small().fit(X.astype(complex), y),
     "X of dates (datetime64)": lambda: small().fit(np.arange(60).astype("datetime64[D]").reshape(20, 3), y),
     "a pandas column of dates": lambda: small().fit(_pandas_dates(), y),
+    "a pandas categorical column of dates (converted, counts of nanoseconds)": lambda: small().fit(
+        _pandas_dates(categorical=True), y),
     "dates in an object array (NumPy would make counts of their unit)": lambda: small().fit(_object_dates(), y),
     "an integer too large for a float in an object array": lambda: small().fit(_object_huge(), y),
     "dates in lists of rows": lambda: small().fit([[np.datetime64("2026-11-27") + i, 1.0] for i in range(20)], y),
