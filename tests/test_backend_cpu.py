@@ -1,5 +1,6 @@
 """The compiled (numba) CPU backend against its NumPy twin, stage by stage and tree by tree."""
 
+import contextlib
 import json
 import math
 import os
@@ -1590,6 +1591,22 @@ def _two_threads_or_skip():
         pytest.skip("numba has one thread here")
 
 
+@contextlib.contextmanager
+def _two_concurrent_threads():
+    """numba's parallel regions on two threads that run at once (kernels._barrier may wait),
+    else the test is skipped."""
+    import numba
+
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import _threads
+
+    _two_threads_or_skip()
+    with _threads(2):
+        if not kernels._concurrent() or numba.threading_layer() not in ("omp", "workqueue"):
+            pytest.skip("two threads do not run a region at once here")
+        yield
+
+
 def test_regions_are_concurrent_only_on_two_threads():
     # grow_tree lets a region's two threads wait for each other only where _concurrent says
     # they run at once: not on one thread (a wait there would never end)
@@ -1608,13 +1625,9 @@ def test_regions_are_concurrent_only_on_two_threads():
 def test_barrier_makes_each_threads_writes_visible_to_the_other():
     # kernels._barrier between two phases: after it, each thread reads what the other wrote
     # before it, in every one of many rounds (and both get through every barrier)
-    import numba
     from numba import njit, prange
 
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends.cpu import _threads
-
-    _two_threads_or_skip()
 
     @njit(parallel=True)
     def rounds(bar, seen, n):
@@ -1628,9 +1641,7 @@ def test_barrier_makes_each_threads_writes_visible_to_the_other():
                 seen[t, n + k] = seen[1 - t, k]  # ... and read after its k
                 kernels._barrier(bar)
 
-    with _threads(2):
-        if not kernels._concurrent() or numba.threading_layer() not in ("omp", "workqueue"):
-            pytest.skip("two threads do not run a region at once here")
+    with _two_concurrent_threads():
         n = 2000
         bar = np.zeros(kernels.BARRIER_SIZE, np.int64)
         seen = np.zeros((2, 2 * n), np.int64)
@@ -1642,13 +1653,9 @@ def test_barrier_makes_each_threads_writes_visible_to_the_other():
 def test_a_long_wait_at_the_barrier_ends():
     # a thread that waits milliseconds (millions of spin hints) for the other: the wait ends
     # when the other thread arrives, with its writes visible, whichever thread is late
-    import numba
     from numba import njit, prange
 
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends.cpu import _threads
-
-    _two_threads_or_skip()
 
     @njit(parallel=True)
     def late(bar, out, work):
@@ -1663,9 +1670,7 @@ def test_a_long_wait_at_the_barrier_ends():
                 kernels._barrier(bar)
                 out[t, 2 + late_one] = out[late_one, late_one]  # the late thread's result, seen after
 
-    with _threads(2):
-        if not kernels._concurrent() or numba.threading_layer() not in ("omp", "workqueue"):
-            pytest.skip("two threads do not run a region at once here")
+    with _two_concurrent_threads():
         bar = np.zeros(kernels.BARRIER_SIZE, np.int64)
         out = np.zeros((2, 4))
         late(bar, out, 3_000_000)
