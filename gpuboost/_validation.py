@@ -96,10 +96,14 @@ def check_params(est, algorithms) -> None:
 _DATE_CLASSES = (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64)
 
 
+def _is_date_type(t: type) -> bool:
+    """A type of dates, times or durations (Python's, NumPy's or pandas'), whose values float()
+    would take as a count of their unit (NumPy's) or refuse with an unhelpful message."""
+    return issubclass(t, _DATE_CLASSES) or t.__name__ == "Period"
+
+
 def _is_date(value) -> bool:
-    """A date, time or duration (Python's, NumPy's or pandas'), which float() would take as a count
-    of its unit (NumPy's) or refuse with an unhelpful message."""
-    return isinstance(value, _DATE_CLASSES) or type(value).__name__ == "Period"
+    return _is_date_type(type(value))
 
 
 def _value_types(values) -> set:
@@ -114,7 +118,7 @@ def _value_types(values) -> set:
 
 
 def _dates_among(types: set) -> bool:
-    return any(issubclass(t, _DATE_CLASSES) or t.__name__ == "Period" for t in types)
+    return any(map(_is_date_type, types))
 
 
 def _first_bad_value(column):
@@ -414,9 +418,11 @@ def _first_other_value(Y: np.ndarray, name: str = "y") -> str:
     """Where a 2-D y first holds a value other than 0 and 1, for a message: 'y[i, j] is v' (a
     missing value named so), or '' where there is none."""
     try:
+        def number(v):
+            return type(v) in (int, float, bool) or isinstance(v, (np.integer, np.floating, np.bool_))
+
         other = ~np.isin(Y, (0, 1)) if Y.dtype.kind in "biuf" else np.array(
-            [not (type(v) in (int, float, bool) or isinstance(v, (np.integer, np.floating, np.bool_))) or v not in (0, 1)
-             for v in Y.ravel()], dtype=bool).reshape(Y.shape)
+            [not number(v) or v not in (0, 1) for v in Y.ravel()], dtype=bool).reshape(Y.shape)
     except (TypeError, ValueError):
         return ""
     if not other.any():

@@ -163,6 +163,12 @@ def feature_sample(n_features: int, colsample: float, seed: int, iteration: int,
     return mask
 
 
+def lower_rate_advice(algorithm: str, learning_rate) -> str:
+    """What to change where a fit diverged: the learning rate, and the leaf clip of the
+    algorithms that clip their leaves (all but AdaBoost.MH)."""
+    return f"Lower learning_rate (now {learning_rate})" + ("." if algorithm == "adaboostmh" else " or leaf_clip.")
+
+
 def boost(
     backend: Backend,
     n_rows: int,
@@ -308,8 +314,7 @@ def boost(
         if not np.isfinite(loss):  # (K-LogitBoost's unnormalised link, exp(F - 1), can overflow)
             raise FloatingPointError(
                 f"training diverged at iteration {iteration + 1}: the training loss of {algorithm} is {loss} (its "
-                f"scores overflowed). Lower learning_rate (now {learning_rate})"
-                + ("." if algorithm == "adaboostmh" else " or leaf_clip.")
+                f"scores overflowed). {lower_rate_advice(algorithm, learning_rate)}"
             )
         trees.extend(grown)
         train_loss.append(loss)

@@ -20,7 +20,7 @@ from ._device import prediction_device, resolve_device
 from .backends import backend_class, vector_backend_class
 from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
-from .boosting import EvalSet, boost, check_subsample
+from .boosting import EvalSet, boost, check_subsample, lower_rate_advice
 from .grower import GrowerParams
 from .losses import predicted_class, softmax
 
@@ -331,7 +331,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             Multi-label learning: an indicator matrix of 0 and 1, one column per label (an
             array, a list of lists, or a scipy.sparse matrix, densified).
         sample_weight : array-like of shape (n_samples,) or float, default=None
-            (A float: every row's weight.) Multiplies each row's gradient and Hessian (weight 2 acts as a duplicated row, up
+            (A float: every row's weight.) Multiplies each row's gradient and Hessian (weight 2
+            acts as a duplicated row, up
             to how rounding breaks exact ties: docs/algorithms.md, "Numerical conventions");
             rows of weight 0 are left out of training, but still declare their classes (as in
             scikit-learn: ``classes_`` and ``predict_proba``'s columns come from all of y).
@@ -611,8 +612,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(
                 f"the training loss ended at {self.train_loss_[-1]:.6g}, above {self.initial_loss_:.6g}, the loss of "
                 "the initial scores F = 0 (every class as likely): the fit diverged, and the model fits its "
-                f"training rows worse than it would untrained. Lower learning_rate (now {self.learning_rate})"
-                + ("." if self.algorithm == "adaboostmh" else " or leaf_clip."), ConvergenceWarning, stacklevel=3)
+                f"training rows worse than it would untrained. {lower_rate_advice(self.algorithm, self.learning_rate)}",
+                ConvergenceWarning, stacklevel=3)
         return self
 
     def _initial_model(self, init_model):
@@ -736,8 +737,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         held = np.sort(np.concatenate([rng.permutation(group)[:count] for group, count in zip(groups, counts)]))
         if held.size == 0:
             if not room.any():  # (no fraction could hold one out)
-                kept = ("every class has one row (of positive weight) at most, which training keeps" if y_codes is not None
-                        else "training keeps the one row (of positive weight)")
+                kept = ("every class has one row (of positive weight) at most, which training keeps"
+                        if y_codes is not None else "training keeps the one row (of positive weight)")
                 raise ValueError(f"validation_fraction={self.validation_fraction} holds out no row: {kept}; give more "
                                  "rows, or pass eval_set.")
             raise ValueError(f"validation_fraction={self.validation_fraction} of {rows.size} rows (of positive weight) "

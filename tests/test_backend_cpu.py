@@ -1943,7 +1943,8 @@ def child(_):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         proba = BoostClassifier(n_estimators=2, max_leaves=4).fit(X, y).predict_proba(X)
-    return backend_class("cpu").__name__, bool(np.isfinite(proba).all()), sum("forked" in str(w.message) for w in caught)
+    forked = sum("forked" in str(w.message) for w in caught)
+    return backend_class("cpu").__name__, bool(np.isfinite(proba).all()), forked
 
 if __name__ == "__main__":
     total(np.ones(1000))  # this process's GNU OpenMP threads start; gpuboost is not imported

@@ -483,8 +483,9 @@ def test_a_fit_whose_training_loss_ends_above_its_start_warns():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 3))
     y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
-    with pytest.warns(ConvergenceWarning, match=r"the training loss ended at .*, above 331.091, the loss of the "
-                                                r"initial scores F = 0 .* Lower learning_rate \(now 20.0\) or leaf_clip"):
+    pattern = (r"the training loss ended at .*, above 331.091, the loss of the initial scores F = 0 .* "
+               r"Lower learning_rate \(now 20.0\) or leaf_clip")
+    with pytest.warns(ConvergenceWarning, match=pattern):
         model = BoostClassifier(algorithm="klogitboost", learning_rate=20.0, n_estimators=10).fit(X, y)
     assert model.train_loss_[-1] > model.initial_loss_
     # of the model fit returns: after an early stopping's truncation

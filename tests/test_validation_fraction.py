@@ -106,8 +106,8 @@ def test_too_few_rows_to_hold_out(data):
         small(validation_fraction=0.1).fit(X[[0, 1, 200, 201]], y[[0, 1, 200, 201]])
     # one row a class: no fraction helps, and the message does not say that one would
     rows = [0, 200] if y[0] != y[200] else [0, int(np.flatnonzero(y != y[0])[0])]
-    with pytest.raises(ValueError, match="holds out no row: every class has one row .* at most, .* give more rows, or pass "
-                                         "eval_set.$"):
+    with pytest.raises(ValueError, match="holds out no row: every class has one row .* at most, .* give more rows, "
+                                         "or pass eval_set.$"):
         small(validation_fraction=0.5).fit(X[rows], y[rows])
 
 
