@@ -54,3 +54,18 @@ def test_cuda_source_compiles_for_sm90(source, tmp_path):
         capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_the_oldest_architecture_the_backend_accepts_compiles_and_the_one_before_does_not(tmp_path):
+    # cuda_usable() turns away GPUs below MIN_COMPUTE_CAPABILITY: it must be the kernels' real minimum
+    from gpuboost.backends.cuda import MIN_COMPUTE_CAPABILITY
+
+    nvcc = _nvcc()
+    oldest = "sm_%d%d" % MIN_COMPUTE_CAPABILITY
+    outcomes = {}
+    for arch in (oldest, "sm_75"):
+        done = subprocess.run([nvcc, "-std=c++17", f"-arch={arch}", "-c", str(KERNELS / "instantiate.cu"), "-o",
+                               str(tmp_path / f"{arch}.o")], capture_output=True, text=True, timeout=600)
+        outcomes[arch] = (done.returncode, done.stderr[-2000:])
+    assert outcomes[oldest][0] == 0, outcomes[oldest][1]
+    assert outcomes["sm_75"][0] != 0 and "__reduce_add_sync" in outcomes["sm_75"][1]

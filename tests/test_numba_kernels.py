@@ -35,7 +35,8 @@ def test_mark_leaves_against_the_numpy_reference():
         cuts = np.array([0, 0, 7, 8, 30, 41])  # an empty leaf and a one-row leaf among them
         start = cuts[:-1].astype(np.int32); stop = cuts[1:].astype(np.int32)
         leaf_of = np.full(n, -1, dtype=np.int32)
-        mark_leaves[(2, len(start)), 8](leaf_of, rows, start, stop, np.full(2 * len(start), -1, np.int32))
+        mark_leaves[(2, len(start)), 8](leaf_of, rows, start, stop, np.full(2 * len(start), -1, np.int32),
+                                        np.int32(len(start)))
         expected = np.full(n, -1, dtype=np.int32)
         for j in range(len(start)):
             expected[rows[start[j]:stop[j]]] = j
@@ -51,9 +52,24 @@ def test_mark_leaves_against_the_numpy_reference():
         nstart = np.array([0, 0, 10, 10, 25], np.int32); nstop = np.array([41, 10, 41, 25, 41], np.int32)
         nchild = np.array([1, 2, -1, -1, 3, 4, -1, -1, -1, -1], np.int32)
         leaf_of[:] = -1
-        mark_leaves[(3, 5), 4](leaf_of, rows, nstart, nstop, nchild)
+        mark_leaves[(3, 5), 4](leaf_of, rows, nstart, nstop, nchild, np.int32(5))
         expected = np.empty(n, np.int32)
         expected[rows[0:10]] = 1; expected[rows[10:25]] = 3; expected[rows[25:41]] = 4
+        assert np.array_equal(leaf_of, expected)
+        # fewer blocks in y than segments (CUDA's grid y is at most 65535; 2 max_leaves - 1 nodes may
+        # be more): each block takes every gridDim.y-th segment. Segments past n_segments (a longer
+        # buffer's stale entries) are not read.
+        for grid_y in (1, 2, 4):
+            leaf_of[:] = -1
+            mark_leaves[(2, grid_y), 4](leaf_of, rows, nstart, nstop, nchild, np.int32(5))
+            assert np.array_equal(leaf_of, expected), grid_y
+        stale_start = np.concatenate([start, np.int32([0])]); stale_stop = np.concatenate([stop, np.int32([n])])
+        leaf_of[:] = -1
+        mark_leaves[(2, 2), 8](leaf_of, rows, stale_start, stale_stop, np.full(2 * len(stale_start), -1, np.int32),
+                               np.int32(len(start)))
+        expected = np.full(n, -1, dtype=np.int32)
+        for j in range(len(start)):
+            expected[rows[start[j]:stop[j]]] = j
         assert np.array_equal(leaf_of, expected)
         print("OK")
     """)

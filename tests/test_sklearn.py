@@ -193,6 +193,40 @@ def test_cuda_is_a_clear_error_without_a_usable_gpu(small_multiclass, monkeypatc
     assert model.device_ == "cpu"
 
 
+def _stub_cupy(capability: str):
+    """A CuPy that imports and sees one device of the given compute capability ("75", "90")."""
+    import types
+
+    device = types.SimpleNamespace(compute_capability=capability, id=0)
+    return types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: True, Device=lambda *a: device))
+
+
+def test_a_gpu_the_kernels_cannot_run_on_is_not_usable(small_multiclass, monkeypatch):
+    # CuPy working is not enough: the kernels need compute capability 8.0 (a T4 is 7.5), and the
+    # backend needs numba-cuda. "auto" then trains on the CPU; "cuda" says why it cannot.
+    from gpuboost.backends import cuda
+
+    monkeypatch.setattr(cuda, "import_numba_cuda", lambda: None)
+    monkeypatch.setitem(sys.modules, "cupy", _stub_cupy("75"))
+    usable, why = cuda.cuda_usable()
+    assert not usable and "compute capability 7.5" in why and "8.0 or newer" in why
+    X, y = small_multiclass
+    assert BoostClassifier(n_estimators=2, device="auto").fit(X, y).device_ == "cpu"
+    with pytest.raises(RuntimeError, match="compute capability 7.5"):
+        BoostClassifier(device="cuda").fit(X, y)
+    for capability in ("80", "90", "120"):
+        monkeypatch.setitem(sys.modules, "cupy", _stub_cupy(capability))
+        assert cuda.cuda_usable() == (True, "")
+
+    def no_numba_cuda():
+        raise ImportError("No module named 'numba.cuda'")
+
+    monkeypatch.setattr(cuda, "import_numba_cuda", no_numba_cuda)
+    usable, why = cuda.cuda_usable()
+    assert not usable and why.startswith("numba-cuda is not importable")
+    assert BoostClassifier(n_estimators=2, device="auto").fit(X, y).device_ == "cpu"
+
+
 def test_one_class_is_a_clear_error():
     with pytest.raises(ValueError, match="only 1 class"):
         BoostClassifier().fit(np.ones((5, 2)), np.zeros(5))

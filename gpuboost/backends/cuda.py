@@ -65,6 +65,7 @@ PART_THREADS = 256
 SPLIT_WARPS = 8
 DERIVE_THREADS = 128
 STAT_MIN_ROWS = 1024  # kernels/aoso.cu: a node uses one block of class_stats per this many rows
+MAX_GRID_Y = 65535  # CUDA's limit on a grid's y size
 
 
 def kernel_source() -> Path:
@@ -79,8 +80,13 @@ def kernel_source() -> Path:
     )
 
 
+#: kernels/aoso.cu's warp reductions (__reduce_add_sync) need compute capability 8.0 (Ampere) or newer
+MIN_COMPUTE_CAPABILITY = (8, 0)
+
+
 def cuda_usable() -> tuple[bool, str]:
-    """(True, "") when CuPy imports and sees a CUDA device, else (False, the reason)."""
+    """(True, "") when the CUDA backend can run here: CuPy imports and its current device has
+    compute capability 8.0 or newer, and numba-cuda imports; else (False, the reason)."""
     try:
         import cupy
     except ImportError:
@@ -90,8 +96,18 @@ def cuda_usable() -> tuple[bool, str]:
     try:
         if not cupy.cuda.is_available():
             return False, "CuPy sees no CUDA device"
+        capability = str(cupy.cuda.Device().compute_capability)  # "75", "90", "120"
+        major, minor = int(capability[:-1]), int(capability[-1])
     except Exception as exc:
         return False, f"CUDA is not usable ({type(exc).__name__}: {exc})"
+    if (major, minor) < MIN_COMPUTE_CAPABILITY:
+        return False, (f"the GPU has compute capability {major}.{minor}, and gpuboost's CUDA kernels need "
+                       f"{MIN_COMPUTE_CAPABILITY[0]}.{MIN_COMPUTE_CAPABILITY[1]} or newer (A100, RTX 30xx, L4, "
+                       "H100 and later)")
+    try:
+        import_numba_cuda()
+    except Exception as exc:
+        return False, f"numba-cuda is not importable ({type(exc).__name__}: {exc})"
     return True, ""
 
 
@@ -140,9 +156,14 @@ def use_rmm_pool() -> str:
         return "failed"
 
 
+#: value bins per feature that the histograms hold: a feature's cells (its bins and the missing
+#: values' cell) at 3 x 4 bytes, plus 8, in one block's shared memory
+MAX_BINS = (HIST_SHARED_BYTES - 8) // 12 - 1
+
+
 def cuda_supports(n_classes: int, n_bins: int) -> bool:
     """Whether the CUDA kernels hold this many classes and value bins per feature."""
-    return n_classes <= MAX_CLASSES and (n_bins + 1) * 3 * 4 + 8 <= HIST_SHARED_BYTES
+    return n_classes <= MAX_CLASSES and n_bins <= MAX_BINS
 
 
 @functools.lru_cache(maxsize=None)
@@ -176,7 +197,9 @@ class _Kernels:
 
 def import_numba_cuda():
     """numba.cuda, imported with a shim: numba-cuda <= 0.30 registers an overload of
-    ``np.row_stack`` at import, which NumPy 2.5 removed (an alias of ``np.vstack``)."""
+    ``np.row_stack`` at import, which NumPy 2.5 removed (an alias of ``np.vstack``). The alias
+    stays: numba-cuda may import the module that registers it later, at a kernel's first
+    compilation."""
     if not hasattr(np, "row_stack"):
         np.row_stack = np.vstack
     from numba import cuda
@@ -231,10 +254,10 @@ class CudaBackend(Backend):
         self.cpl = 2 if 8 < K <= MERGED_MAX_K else (1 if K <= 32 else 4)  # classes per lane
         # lanes per row in class_stats
         self.KP = 8 if self.cpl == 2 else min(32, 1 << max(0, (K - 1).bit_length()))
-        if self.n_codes * 3 * 4 + 8 > HIST_SHARED_BYTES:
+        if self.n_codes - 1 > MAX_BINS:
             raise ValueError(
-                f"The CUDA backend's histograms hold at most 4095 bins per feature; this model has "
-                f"{self.n_codes - 1}. Use max_bins <= 4095 or device='cpu'."
+                f"The CUDA backend's histograms hold at most {MAX_BINS} bins per feature; this model has "
+                f"{self.n_codes - 1}. Use max_bins <= {MAX_BINS} or device='cpu'."
             )
         self.weighted = sample_weight is not None
         needed = N * (D * code_dtype.itemsize + 3 * K * 8 + 5 * 4 + 8 + (8 if self.weighted else 0))
@@ -523,7 +546,8 @@ class CudaBackend(Backend):
             views = t.get("nb_views")
             if views is None:
                 views = t["nb_views"] = [self.nb.as_cuda_array(t[name]) for name in ("nstart", "nstop", "nchild")]
-            mark_leaves[(blocks, M), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"], *views)
+            mark_leaves[(blocks, min(M, MAX_GRID_Y)), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"],
+                                                                            *views, np.int32(M))
         self._softmax(steps=t["steps"], loss=t["loss"])
         self._stop(token)
 
@@ -621,7 +645,7 @@ class CudaBackend(Backend):
             empty = self.cp.zeros(1, dtype=self.cp.int32)
             child = self.cp.full(2, -1, dtype=self.cp.int32)
         views = [self.nb.as_cuda_array(a) for a in (self.leaf_of, self.rows, empty, empty, child)]
-        mark_leaves[(1, 1), 32, self.nb_stream](*views)
+        mark_leaves[(1, 1), 32, self.nb_stream](*views, np.int32(1))
 
     # -- scores ------------------------------------------------------------------------------
     def set_scores(self, F):
@@ -707,8 +731,8 @@ class CudaBackend(Backend):
             self.leaf_of.fill(n_leaves)
         longest = int((segments[:, 1] - segments[:, 0]).max())
         blocks = max(1, min(4 * self.n_sm, -(-longest // 256)))
-        mark_leaves[(blocks, n_leaves), 256, self.nb_stream](self._nb["leaf_of"], self._nb["rows"],
-                                                               *self._leaf_views)
+        mark_leaves[(blocks, min(n_leaves, MAX_GRID_Y)), 256, self.nb_stream](
+            self._nb["leaf_of"], self._nb["rows"], *self._leaf_views, np.int32(n_leaves))
         self._pending = True
 
     # -- the stages, one batch at a time (tests and the Python grower) ----------------------
