@@ -37,8 +37,16 @@ _NOT_FLAGS = {"callbacks", "warm_start"}
 _NONE_TYPES = {"n_jobs": int, "early_stopping_rounds": int, "class_weight": str, "validation_fraction": float,
                "random_state": int, "max_depth": int}
 #: the values a flag takes where not every value of its type is allowed (the command line has
-#: no syntax for class_weight's dicts)
+#: no syntax for class_weight's dicts): listed in --help, and a usage error (exit 2) otherwise
 _CHOICES = {"class_weight": ["balanced"]}
+
+
+def _choices(name):
+    from ._device import DEVICES
+    from .algorithms import ALGORITHMS
+    from .losses import PAIR_RULES
+
+    return {**_CHOICES, "algorithm": list(ALGORITHMS), "device": list(DEVICES), "pair_rule": list(PAIR_RULES)}.get(name)
 
 
 def _add_estimator_flags(parser) -> None:
@@ -49,7 +57,7 @@ def _add_estimator_flags(parser) -> None:
             continue
         kind = _NONE_TYPES.get(name, type(default))
         parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=default, dest=name,
-                            choices=_CHOICES.get(name), help=f"(default: {default})")
+                            choices=_choices(name), help=f"(default: {default})")
 
 
 def _load(path, label_column, split, n_features=None, zero_based="auto", n_labels=None, names=None, classes=None):
@@ -79,6 +87,7 @@ def _train(args) -> int:
     from .io import check_writable
 
     check_writable(args.output)  # a missing folder fails now, not after the training
+    _check_output(args.output, args.data, args.eval)
     X, y, zero_based, names = _load(args.data, args.label_column, args.split)
     params = {name: getattr(args, name) for name in BoostClassifier().get_params() if name not in _NOT_FLAGS}
     eval_set = None
@@ -129,6 +138,7 @@ def _predict(args) -> int:
     from . import load_model
     from .datasets import _csv_features, _load_csv, load_features
 
+    _check_output(args.output, args.model, args.data)
     model = load_model(args.model)
     names = None  # a CSV header's feature names
     if not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
@@ -198,6 +208,19 @@ def _base(model):
     """The base the model's training LibSVM file was read with ("auto" for a model trained on
     other data, or saved before models kept it)."""
     return getattr(model, "libsvm_zero_based_", "auto")
+
+
+def _check_output(output, *inputs) -> None:
+    """-o must not name a file the command reads (the training data, the model): it would be
+    replaced by what was made from it."""
+    import os
+
+    if not output or not os.path.exists(output):
+        return
+    for path in inputs:
+        if path and os.path.exists(path) and os.path.samefile(output, path):
+            raise ValueError(f"-o {output} is the input file {path}: writing there would replace it; give another "
+                             "output file.")
 
 
 def _write_atomically(path, text: str) -> None:
@@ -290,6 +313,7 @@ def _plot(args) -> int:
     from . import load_model
     from .plotting import plot_importance, plot_training_curves
 
+    _check_output(args.output, *args.models)
     models = [load_model(path) for path in args.models]
     if args.importance:
         ax = plot_importance(models[0], importance_type=args.importance)
@@ -419,7 +443,7 @@ def main(argv=None) -> int:
     demo.add_argument("--n-estimators", type=int, default=300, help="boosting iterations (default: 300)")
     demo.add_argument("--max-leaves", type=int, default=20, help="leaves per tree, J (default: 20)")
     demo.add_argument("--learning-rate", type=float, default=0.1, help="shrinkage (default: 0.1)")
-    demo.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    demo.add_argument("--device", default="auto", choices=_choices("device"))
     demo.add_argument("--seed", type=int, default=0, help="seed of the generated data (default: 0)")
     demo.add_argument("--verbose", type=int, default=50, help="print the loss every N iterations")
 

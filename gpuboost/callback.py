@@ -70,13 +70,14 @@ class Checkpoint(Callback):
         self.path = os.fspath(path)
 
     def before_training(self, model) -> None:
-        from .io import _classes_to_json, check_writable
+        from .io import _check_saved_params, _classes_to_json, check_writable
 
         # before the first `every` iterations are trained for nothing: a path it cannot write,
-        # and labels a model file cannot hold (datetime64, say)
+        # and labels or parameters a model file cannot hold (datetime64 classes, say)
         check_writable(self.path)
         if hasattr(model, "classes_"):
             _classes_to_json(np.asarray(model.classes_))
+        _check_saved_params(model)
 
     def after_iteration(self, model, iteration: int) -> bool:
         if (iteration + 1) % self.every == 0:

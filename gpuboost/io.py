@@ -182,6 +182,10 @@ def model_to_dict(estimator) -> dict:
         # and evaluate read LibSVM files with it)
         **({"libsvm_zero_based": bool(estimator.libsvm_zero_based_)}
            if hasattr(estimator, "libsvm_zero_based_") else {}),
+        # early stopping's choice (guide.md: refit with best_iteration_ + 1 trees on every row)
+        **({"best_iteration": int(estimator.best_iteration_),
+            "best_score": _finite_or_none(np.asarray([estimator.best_score_], dtype=np.float64))[0]}
+           if hasattr(estimator, "best_iteration_") else {}),
     }
 
 
@@ -197,15 +201,38 @@ def _model_path(path, action: str) -> str:
 
 
 def check_writable(path) -> str:
-    """The path a model will be saved to, checked before anything is written (or trained):
-    its folder exists and it is not a folder itself."""
+    """The path a model will be saved to, checked before anything is written (or trained): it
+    names a file, not a folder; its folder exists and a file can be made there (a read-only
+    folder or file system fails now, not after the training); an existing file is not
+    read-only. This process's descriptors and devices (/dev/stdout) are taken as they are."""
     path = _model_path(path, "save_model")
-    directory = os.path.dirname(os.path.realpath(path))  # (a symbolic link: the folder of the file it names)
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot save the model to {path!r}: it is a directory; give a file name in it.")
+    if path.endswith(("/", os.sep)):
+        raise IsADirectoryError(f"cannot save the model to {path!r}: a path that ends in {path[-1]!r} names a "
+                                "directory; give a file name.")
+    if _own_descriptor(path) is not None or _is_stream(path):
+        return path
+    target = os.path.realpath(path)  # (a symbolic link: the file it names)
+    directory = os.path.dirname(target)
     if not os.path.isdir(directory):
+        above = directory
+        while above and not os.path.exists(above):
+            above = os.path.dirname(above)
+        if above and not os.path.isdir(above):
+            raise NotADirectoryError(f"cannot save the model to {path!r}: {above!r} is a file, not a directory.")
         raise FileNotFoundError(f"cannot save the model to {path!r}: the directory {directory!r} does not exist; "
                                 "create it first.")
+    if os.path.exists(target) and not os.access(target, os.W_OK):
+        raise PermissionError(f"cannot save the model to {path!r}: the file is read-only; make it writable "
+                              "(chmod u+w) to replace it, or give another path.")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot save the model to {path!r}: cannot create a file in {directory!r} "
+                                   f"({exc.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
     return path
 
 
@@ -253,7 +280,13 @@ def write_text_atomically(path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; the result is an ordinary file
+        # mkstemp makes it private: a file replaced keeps its mode (as the shell's > keeps it),
+        # a new one gets an ordinary file's
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
@@ -298,7 +331,16 @@ def _checksum(payload: dict) -> str:
 
 
 def _umask() -> int:
-    mask = os.umask(0)
+    """The process's umask, read from /proc where Linux shows it: os.umask can only read it by
+    setting it, and a file another thread makes meanwhile would get the mask 0."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # (0o022, not 0: a file made meanwhile is not writable by others)
     os.umask(mask)
     return mask
 
@@ -326,7 +368,14 @@ def _read(path) -> dict:
             f"{version}; this gpuboost ({__version__}) reads formats up to {FORMAT_VERSION}. "
             "Upgrade gpuboost to load it."
         )
-    checksum = data.pop("checksum", None)
+    if "checksum" not in data:  # a file of format 1 written before checksums (added 2026-11-22)
+        import warnings
+
+        warnings.warn(f"{path} has no checksum (files written by gpuboost before 2026-11-22 have none), so it "
+                      "is loaded without the check that it is intact; save the model again to add one.", UserWarning,
+                      stacklevel=4)
+        return data
+    checksum = data.pop("checksum")
     try:
         intact = checksum == _checksum(data)
     except (TypeError, ValueError):  # NaN or other values JSON of ours never holds
@@ -415,6 +464,15 @@ def load_into(estimator, path) -> None:
         for key in ("multilabel", "libsvm_zero_based", "empty_label_sets"):
             if not isinstance(data.get(key, False), bool):
                 raise ModelFormatError(f"{key!r} must be true or false, got {data[key]!r}")
+        best = data.get("best_iteration")
+        if best is not None:
+            score = data.get("best_score")
+            if not (isinstance(best, int) and not isinstance(best, bool) and 0 <= best < len(train_loss)
+                    and (score is None or isinstance(score, (int, float)) and not isinstance(score, bool))):
+                raise ModelFormatError(f"'best_iteration' must be an iteration of the model (0 .. "
+                                       f"{len(train_loss) - 1}) and 'best_score' a number or null, got {best!r} "
+                                       f"and {score!r}")
+            best_score = np.inf if score is None else float(score)
         if isinstance(params.get("class_weight"), list):
             params["class_weight"] = _class_weight_from_pairs(params["class_weight"], classes)
             try:  # labels of other classes only where it names every class, as fit takes it
@@ -467,6 +525,8 @@ def load_into(estimator, path) -> None:
         estimator.train_hamming_loss_ = hamming
     estimator.initial_loss_ = initial_loss
     estimator.eval_loss_, estimator.eval_error_ = [], []
+    if best is not None:
+        estimator.best_iteration_, estimator.best_score_ = best, best_score
     estimator.device_ = "cpu"
     estimator.multilabel_ = bool(data.get("multilabel", False))
     if estimator.multilabel_:
@@ -486,6 +546,14 @@ def _check_saved_params(estimator) -> None:
     except ValueError as exc:
         raise ValueError(f"cannot save the model: {exc} Set a valid value (set_params) before saving; "
                          "nothing was written.") from None
+    if isinstance(params.get("class_weight"), dict):  # its labels as a file holds them (_class_weight_from_pairs)
+        for label in params["class_weight"]:
+            plain = _plain(label)
+            if not (isinstance(plain, (str, int, float)) and (not isinstance(plain, float) or np.isfinite(plain))):
+                raise ValueError(f"cannot save the model: class_weight has the label {label!r}, which is none of the "
+                                 "classes and which a model file cannot hold (labels are strings or finite numbers). "
+                                 "Leave it out of the dict (set_params(class_weight=...)) before saving; nothing was "
+                                 "written.")
 
 
 def _check_loaded_params(params: dict) -> None:

@@ -622,7 +622,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             if isinstance(init_model, BoostClassifier):
                 check_is_fitted(init_model, "trees_")
                 return copy.copy(init_model)  # its state as it is now, should it be this estimator
-            if isinstance(init_model, (str, os.PathLike)):
+            if isinstance(init_model, (str, bytes, os.PathLike)):  # (bytes: a file name, as load_model takes)
                 from .io import load_model
 
                 return load_model(init_model)

@@ -414,3 +414,148 @@ def test_a_right_child_before_its_parent_is_refused(tmp_path):
     model.save_model(tmp_path / "m.json")
     with pytest.raises(ModelFormatError, match="a child that does not come after its parent"):
         gpuboost.load_model(tmp_path / "m.json")
+
+
+def test_a_folder_no_file_can_be_made_in_fails_before_training(fitted, small_multiclass, tmp_path, monkeypatch):
+    """A read-only folder or file system is found before the training (save_model, a
+    Checkpoint, the command line's -o), not after it: check_writable makes and removes a file
+    there. Simulated with mkstemp failing as on a read-only mount (root may write to any folder)."""
+    import errno
+
+    from gpuboost import io
+    from gpuboost.callback import Callback, Checkpoint
+
+    model = fitted[0]
+    model.save_model(tmp_path / "m.json")
+    before = (tmp_path / "m.json").read_bytes()
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(io.tempfile, "mkstemp", read_only)
+    with pytest.raises(OSError, match=r"cannot save the model to .*m.json.*cannot create a file in .*Read-only"):
+        model.save_model(tmp_path / "m.json")
+    assert (tmp_path / "m.json").read_bytes() == before
+    X, y = small_multiclass
+    seen = []
+
+    class Count(Callback):
+        def after_iteration(self, model, iteration):
+            seen.append(iteration)
+
+    with pytest.raises(OSError, match="cannot create a file"):
+        BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "c.json", every=2), Count()]).fit(X, y)
+    assert seen == []
+
+
+def test_a_path_that_names_a_folder_or_runs_through_a_file_is_refused(fitted, tmp_path):
+    model = fitted[0]
+    model.save_model(tmp_path / "m.json")
+    before = (tmp_path / "m.json").read_bytes()
+    with pytest.raises(IsADirectoryError, match="ends in '/' names a directory"):
+        model.save_model(str(tmp_path / "m.json") + "/")
+    assert (tmp_path / "m.json").read_bytes() == before
+    with pytest.raises(NotADirectoryError, match=r"m.json' is a file, not a directory"):
+        model.save_model(tmp_path / "m.json" / "sub" / "x.json")
+
+
+def test_saving_over_a_file_keeps_its_mode_and_leaves_the_umask(fitted, tmp_path):
+    import os
+    import stat
+
+    from gpuboost.io import _umask
+
+    model = fitted[0]
+    path = tmp_path / "private.json"
+    model.save_model(path)
+    os.chmod(path, 0o600)
+    model.save_model(path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    mask = _current_umask()
+    assert _umask() == mask and _current_umask() == mask
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,
+                    reason="root writes to read-only files and folders")
+def test_a_read_only_file_or_folder_is_not_replaced(fitted, tmp_path):
+    import os
+
+    model = fitted[0]
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    before = path.read_bytes()
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError, match="the file is read-only"):
+        model.save_model(path)
+    assert path.read_bytes() == before
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    os.chmod(folder, 0o555)
+    try:
+        with pytest.raises(PermissionError, match="cannot create a file"):
+            model.save_model(folder / "m.json")
+    finally:
+        os.chmod(folder, 0o755)
+
+
+@pytest.mark.parametrize("extra", [None, (1, 2), float("nan")])
+def test_a_class_weight_label_a_file_cannot_hold_is_refused_before_writing(small_multiclass, tmp_path, extra):
+    """fit takes a class_weight dict with labels beyond the classes (as scikit-learn does); a
+    label a model file cannot hold is refused at save, not written into a file that would not
+    load; a Checkpoint refuses it before the training."""
+    from gpuboost.callback import Checkpoint
+
+    X, y = small_multiclass
+    weights = {**{c: 1.0 for c in np.unique(y)}, extra: 2.0}
+    model = BoostClassifier(n_estimators=3, max_leaves=4, class_weight=weights).fit(X, y)
+    BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y).save_model(tmp_path / "m.json")
+    before = (tmp_path / "m.json").read_bytes()
+    with pytest.raises(ValueError, match="class_weight has the label .*nothing was written"):
+        model.save_model(tmp_path / "m.json")
+    assert (tmp_path / "m.json").read_bytes() == before
+    with pytest.raises(ValueError, match="class_weight has the label"):
+        BoostClassifier(n_estimators=3, class_weight=weights, callbacks=[Checkpoint(tmp_path / "c.json")]).fit(X, y)
+    assert not (tmp_path / "c.json").exists()
+    # a label of no class that a file holds (a number, a string) is kept
+    other = BoostClassifier(n_estimators=3, max_leaves=4, class_weight={**{c: 1.0 for c in np.unique(y)}, 99: 2.0})
+    other.fit(X, y).save_model(tmp_path / "m.json")
+    assert gpuboost.load_model(tmp_path / "m.json").class_weight[99] == 2.0
+
+
+def test_a_file_from_before_checksums_loads_with_a_warning():
+    """Format 1 files written before model files had a checksum (2026-11-22) load, and predict
+    as they did; the warning says the integrity check was not made."""
+    from conftest import REPO
+
+    fixtures = REPO / "tests" / "fixtures"
+    with pytest.warns(UserWarning, match="has no checksum"):
+        model = gpuboost.load_model(fixtures / "model_v1_no_checksum.json")
+    expected = json.loads((fixtures / "model_v1_expected.json").read_text())
+    X = np.array([[float(v) for v in row] for row in expected["X"]])
+    np.testing.assert_array_equal(model.predict(X), np.array(expected["predict"]))
+    np.testing.assert_array_equal(model.predict_proba(X), np.array(expected["predict_proba"]))
+
+
+def test_early_stopping_choice_survives_the_round_trip(small_multiclass, tmp_path):
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=200, max_leaves=4, learning_rate=0.5, early_stopping_rounds=3,
+                            validation_fraction=0.3, random_state=0).fit(X, y)
+    assert model.n_estimators_ < 200
+    model.save_model(tmp_path / "m.json")
+    loaded = gpuboost.load_model(tmp_path / "m.json")
+    assert (loaded.best_iteration_, loaded.best_score_) == (model.best_iteration_, model.best_score_)
+    plain = BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y)
+    plain.save_model(tmp_path / "plain.json")
+    assert not hasattr(gpuboost.load_model(tmp_path / "plain.json"), "best_iteration_")
+    for best, score in [(len(model.train_loss_), 0.5), (-1, 0.5), (True, 0.5), (0, "low")]:
+        path = _saved_with_valid_checksum(model, tmp_path, lambda d: d.update(best_iteration=best, best_score=score))
+        with pytest.raises(ModelFormatError, match="'best_iteration' must be"):
+            gpuboost.load_model(path)
+
+
+def test_a_bytes_path_is_a_model_file_for_init_model(fitted, small_multiclass, tmp_path):
+    model, _ = fitted
+    X, y = small_multiclass
+    model.save_model(tmp_path / "m.json")
+    more = BoostClassifier(n_estimators=17, max_leaves=6).fit(X, y, init_model=bytes(tmp_path / "m.json"))
+    assert more.n_estimators_ == 17

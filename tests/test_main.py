@@ -662,3 +662,25 @@ def test_a_benchmark_scripts_own_error_message_is_shown(capsys):
     assert main(["bench", "cpu", "--trees", "nosuchdata=10"]) == 1
     err = capsys.readouterr().err
     assert "unknown dataset 'nosuchdata'" in err and "invalid literal" not in err
+
+
+def test_output_that_names_an_input_file_is_refused(libsvm_files, tmp_path, capsys):
+    """-o naming the training data, the eval file or the model read would replace it with what
+    was made from it: refused, the file left as it was; a bad --device or --algorithm is a
+    usage error that lists the choices."""
+    train, test, _ = libsvm_files
+    data = train.read_bytes()
+    assert main(["train", str(train), "-o", str(train), "--n-estimators", "2"]) == 1
+    assert "is the input file" in capsys.readouterr().err and train.read_bytes() == data
+    model = tmp_path / "m.json"
+    assert main(["train", str(train), "-o", str(model), "--n-estimators", "2", "--verbose", "0"]) == 0
+    saved = model.read_bytes()
+    for command in (["predict", str(model), str(test), "-o", str(model)],
+                    ["train", str(train), "-o", str(test), "--eval", str(test), "--n-estimators", "2"]):
+        assert main(command) == 1
+        assert "is the input file" in capsys.readouterr().err
+    assert model.read_bytes() == saved
+    for flag, value in (("--device", "gpu"), ("--algorithm", "adaboost"), ("--pair-rule", "eq31")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["train", str(train), "-o", str(model), flag, value])
+        assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
