@@ -149,32 +149,59 @@ def tree_shap(x, missing_code, feature, bin_, missing_left, left, right, cover, 
                     level, in_zero * cover[hot] / cover[node], in_one, f, length)
 
 
-@njit(cache=True, parallel=True)
-def ensemble_shap(codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
-                  n_changed, offsets, depth, phi):
-    """phi[i] += every tree's contributions of row i (the bias column left alone)."""
-    n = codes.shape[0]
+@njit(cache=True)
+def _path_sizes(depth, n_features):
+    """(levels, size, recip) of the walks: a path holds the dummy root element and each feature
+    at most once, so its length is at most one more than the depth and than the number of
+    features; recip[m] = 1 / m."""
     levels = depth + 1
-    # a path holds the dummy root element and each feature at most once: its length is at
-    # most one more than the depth and than the number of features
-    size = min(depth, codes.shape[1]) + 2
+    size = min(depth, n_features) + 2
     recip = np.empty(size + 2)
     recip[0] = 0.0
     for m in range(1, size + 2):
         recip[m] = 1.0 / m
-    for i in prange(n):
-        d = np.empty((levels, size), np.int64)
-        z = np.empty((levels, size))
-        o = np.empty((levels, size))
-        w = np.empty((levels, size))
-        stack = 2 * levels + 2
-        stack_node = np.empty(stack, np.int64)
-        stack_level = np.empty(stack, np.int64)
-        stack_zero = np.empty(stack)
-        stack_one = np.empty(stack)
-        stack_feat = np.empty(stack, np.int64)
-        stack_length = np.empty(stack, np.int64)
-        for t in range(offsets.shape[0] - 1):
-            tree_shap(codes[i], missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
-                      n_changed, offsets[t], phi[i], d, z, o, w, recip, stack_node, stack_level, stack_zero,
-                      stack_one, stack_feat, stack_length)
+    return levels, size, recip
+
+
+@njit(cache=True)
+def _row_shap(i, codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes, n_changed,
+              offsets, phi, levels, size, recip):
+    """phi[i] += every tree's contributions of row i, with the row's own work arrays."""
+    d = np.empty((levels, size), np.int64)
+    z = np.empty((levels, size))
+    o = np.empty((levels, size))
+    w = np.empty((levels, size))
+    stack = 2 * levels + 2
+    stack_node = np.empty(stack, np.int64)
+    stack_level = np.empty(stack, np.int64)
+    stack_zero = np.empty(stack)
+    stack_one = np.empty(stack)
+    stack_feat = np.empty(stack, np.int64)
+    stack_length = np.empty(stack, np.int64)
+    for t in range(offsets.shape[0] - 1):
+        tree_shap(codes[i], missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
+                  n_changed, offsets[t], phi[i], d, z, o, w, recip, stack_node, stack_level, stack_zero,
+                  stack_one, stack_feat, stack_length)
+
+
+@njit(cache=True, parallel=True)
+def ensemble_shap(codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
+                  n_changed, offsets, depth, phi):
+    """phi[i] += every tree's contributions of row i (the bias column left alone), rows on
+    numba's threads."""
+    levels, size, recip = _path_sizes(depth, codes.shape[1])
+    for i in prange(codes.shape[0]):
+        _row_shap(i, codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
+                  n_changed, offsets, phi, levels, size, recip)
+
+
+@njit(cache=True)
+def ensemble_shap_serial(codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
+                         n_changed, offsets, depth, phi):
+    """ensemble_shap on the calling thread alone (the same rows' sums, bit for bit): for a process
+    forked from one whose GNU OpenMP had started, where a parallel kernel would be terminated
+    (backends._reference_chosen)."""
+    levels, size, recip = _path_sizes(depth, codes.shape[1])
+    for i in range(codes.shape[0]):
+        _row_shap(i, codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
+                  n_changed, offsets, phi, levels, size, recip)

@@ -102,7 +102,8 @@ def contributions(trees, codes: np.ndarray, missing_code: int, n_classes: int, l
     """
     import numba
 
-    from ._treeshap import ensemble_shap
+    from ._treeshap import ensemble_shap, ensemble_shap_serial
+    from .backends import _reference_chosen
     from .backends.cpu import _threads, serial_kernels
 
     n, n_features = codes.shape
@@ -114,9 +115,13 @@ def contributions(trees, codes: np.ndarray, missing_code: int, n_classes: int, l
     if feature.max() >= n_features:  # (the compiled walk reads a row's codes unchecked)
         raise ValueError(f"contributions: the trees split on feature {int(feature.max())}, but codes has "
                          f"{n_features} features.")
-    with _threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))), serial_kernels():
-        ensemble_shap(np.ascontiguousarray(codes), int(missing_code), feature, bin_, missing_left, left, right,
-                      cover, values, classes, n_changed, offsets, depth, phi)
+    arguments = (np.ascontiguousarray(codes), int(missing_code), feature, bin_, missing_left, left, right, cover,
+                 values, classes, n_changed, offsets, depth, phi)
+    if _reference_chosen():  # (a process forked after OpenMP started, or GPUBOOST_CPU_BACKEND=numpy): no threads
+        ensemble_shap_serial(*arguments)
+    else:
+        with _threads(max(1, min(int(n_threads), numba.config.NUMBA_NUM_THREADS))), serial_kernels():
+            ensemble_shap(*arguments)
     phi[:, :, n_features] = _bias(feature, cover, values, offsets)
     return phi
 

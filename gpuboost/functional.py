@@ -141,7 +141,8 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     entries predicted wrongly) and the errors are the wrong entries, so that the last row's
     errors are ``(prediction != Y).sum()`` as for a multi-class model. ``metrics`` adds the
     final model's ``hamming_loss``, ``one_error``, ``coverage`` and ``average_precision``
-    (``gpuboost.metrics``, on ``predict_proba``'s scores).
+    (``gpuboost.metrics``, on the model's scores F: ``decision_function``, which ranks the
+    labels as ``predict_proba`` does without the ties of probabilities that round to 1).
     """
     _check_prediction_keys(params)
     _check_model(model)
@@ -167,10 +168,12 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     if save_prob:
         result["probability"] = probability
     if multilabel:
+        # the rankings from the scores F, which order the labels as the probabilities do, without
+        # the ties of probabilities rounded to 1 (or to 0)
         result["metrics"] = {"hamming_loss": metrics.hamming_loss(y, labels),
-                             "one_error": metrics.one_error(y, probability),
-                             "coverage": metrics.coverage(y, probability),
-                             "average_precision": metrics.average_precision(y, probability)}
+                             "one_error": metrics.one_error(y, F),
+                             "coverage": metrics.coverage(y, F),
+                             "average_precision": metrics.average_precision(y, F)}
     return result
 
 

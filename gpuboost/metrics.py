@@ -4,7 +4,8 @@ Hamming loss.
 ``Y`` is an (n_samples, n_labels) indicator matrix of the true label sets; ``scores`` the
 model's per-label scores (any monotone scores: ``decision_function`` or ``predict_proba``),
 higher meaning more likely. Ranks count ties pessimistically, as scikit-learn does: a label's
-rank is the number of labels scored at least as high.
+rank is the number of labels scored at least as high. ``decision_function`` is the better
+input: probabilities of confident labels round to exactly 1 in float64 and then tie.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import numbers
 import os
@@ -10,6 +11,7 @@ import warnings
 import weakref
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -912,10 +914,23 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         backend = backend_class(prediction_device(self.device_))
         learning_rate = float(self._fitted("learning_rate"))
         if hasattr(backend, "add_packed") and self.trees_:
-            backend.add_packed(F, self._packed_trees(backend, learning_rate), codes, self._bin_mapper.missing_bin)
+            packed = self._packed_trees(backend, learning_rate)
+            with self._prediction_threads(backend):
+                backend.add_packed(F, packed, codes, self._bin_mapper.missing_bin)
         else:
             backend.add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin, learning_rate)
         return F
+
+    def _prediction_threads(self, backend):
+        """The compiled CPU backend's prediction on n_jobs's threads (as fit and contributions
+        run); the caller's numba thread count after. Other backends use no numba threads."""
+        if not hasattr(backend, "add_packed"):
+            return contextlib.nullcontext()
+        import numba
+
+        from .backends.cpu import _threads
+
+        return _threads(max(1, min(self._n_threads(), numba.config.NUMBA_NUM_THREADS)))
 
     def _packed_trees(self, backend, learning_rate):
         """trees_ packed for backend.add_packed, made at the first prediction and kept while
@@ -945,8 +960,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         backend = backend_class(prediction_device(self.device_))
         step = trees_per_iteration(self._fitted("algorithm"), len(self.classes_))
         for start in range(0, len(self.trees_), step):
-            backend.add_trees(F, self.trees_[start:start + step], codes, self._bin_mapper.missing_bin,
-                              float(self._fitted("learning_rate")))
+            with self._prediction_threads(backend):  # (not across the yield: the caller's code runs there)
+                backend.add_trees(F, self.trees_[start:start + step], codes, self._bin_mapper.missing_bin,
+                                  float(self._fitted("learning_rate")))
             yield F.copy()
 
     # the scores' meaning, one rule each for the staged and non-staged methods
@@ -966,7 +982,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def _as_proba(self, F: np.ndarray) -> np.ndarray:
         scale = self._label_logit_scale()
         if scale is not None:
-            return 0.5 * (1.0 + np.tanh(0.5 * scale * F))  # = 1 / (1 + exp(-scale F)), without overflow
+            # 1 / (1 + exp(-scale F)) without overflow, and to full precision below 1/2 (where
+            # 0.5 (1 + tanh(scale F / 2)) lost every digit: exactly 0 from scale F <= -38)
+            return expit(scale * F)
         return softmax(F)[0]
 
     def _as_prediction(self, F: np.ndarray) -> np.ndarray:

@@ -1724,7 +1724,8 @@ def test_a_process_forked_after_openmp_started_uses_the_reference(small_multicla
     model = BoostClassifier(n_estimators=4, max_leaves=6).fit(X, y)  # the parent's OpenMP threads start
     with multiprocessing.get_context("fork").Pool(1) as pool:
         # (a child that numba terminates never answers: the timeout makes that a failure, not a hang)
-        proba, refit, warned = pool.apply_async(_in_forked_child, (model, X, y)).get(timeout=300)
+        proba, refit, contributions, warned = pool.apply_async(_in_forked_child, (model, X, y)).get(timeout=300)
+    np.testing.assert_array_equal(contributions, model.predict_contributions(X))  # (serial TreeSHAP there)
     np.testing.assert_allclose(proba, model.predict_proba(X), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(refit, model.predict_proba(X), rtol=1e-12, atol=1e-15)
     assert warned == ["RuntimeWarning"] or numba.threading_layer() != "omp"
@@ -1739,7 +1740,8 @@ def _in_forked_child(model, X, y):
         warnings.simplefilter("always")
         proba = model.predict_proba(X)
         refit = BoostClassifier(n_estimators=4, max_leaves=6).fit(X, y).predict_proba(X)
-    return proba, refit, [type(w.message).__name__ for w in caught if "forked" in str(w.message)]
+        contributions = model.predict_contributions(X)
+    return proba, refit, contributions, [type(w.message).__name__ for w in caught if "forked" in str(w.message)]
 
 
 def test_a_node_whose_sums_broke_down_is_not_split():
@@ -2080,3 +2082,36 @@ def test_the_reference_switch_reads_an_empty_value_as_unset(value, backend, monk
     monkeypatch.setenv(REFERENCE_ENV, "numbaa")
     with pytest.raises(ValueError, match="must be 'numba' or 'numpy'"):
         backend_class("cpu")
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread")
+def test_prediction_runs_on_n_jobs_threads(small_multiclass, monkeypatch):
+    """predict and the staged methods run the compiled walk on n_jobs's threads, as fit does
+    (a search's workers each scoring on every core oversubscribed the machine), and leave the
+    caller's numba thread count as it was."""
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import cpu
+
+    X, y = small_multiclass
+    model = BoostClassifier(n_estimators=3, max_leaves=4, n_jobs=1).fit(X, y)
+    seen = []
+
+    class Recording:
+        def __getattr__(self, name):
+            return getattr(cpu._numba_cpu, name)
+
+        def add_trees(self, *args):
+            seen.append((numba.get_num_threads(), args[-1]))
+            return cpu._numba_cpu.add_trees(*args)
+
+    monkeypatch.setattr(cpu, "kernels", Recording())
+    before = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        expected = model.predict_proba(X)
+        staged = list(model.staged_predict_proba(X))
+        assert numba.get_num_threads() == 2
+    finally:
+        numba.set_num_threads(before)
+    assert seen and all(threads == (1, 1) for threads in seen), seen
+    np.testing.assert_array_equal(staged[-1], expected)

@@ -413,3 +413,38 @@ def test_a_value_other_than_0_and_1_is_named_where_it_is(bad, where):
     model = abcboost.train(good, X, "aoso", 2, 4, 0.1)
     with pytest.raises(ValueError, match=re.escape(f"Y holds values other than 0 and 1 (Y{where[1:]});")):
         abcboost.test(Y, X, model)
+
+
+@pytest.mark.parametrize("algorithm, scale", [("klogitboost", 1.0), ("adaboostmh", 2.0)])
+def test_label_probabilities_keep_their_digits_far_from_one_half(algorithm, scale):
+    """predict_proba of the per-label models is 1 / (1 + exp(-scale F)) to rounding, also where
+    it is tiny (0.5 (1 + tanh) gave exactly 0 from scale F <= -38, and 1.7e-4 relative error at
+    -30)."""
+    X, Y, _ = _data()
+    model = BoostClassifier(algorithm=algorithm, n_estimators=3, max_leaves=4).fit(X, Y)
+    F = np.array([[-700.0, -40.0, -30.0, -1e-3, 0.0], [3.0, 20.0, 40.0, 800.0, -1e-300]])
+    with np.errstate(over="ignore"):  # (exp(1400): inf, and 1 / inf the 0 that e^-1400 rounds to)
+        expected = 1.0 / (1.0 + np.exp(-scale * F))  # (accurate here: 1 + a large number, or 1 + a small one)
+    np.testing.assert_allclose(model._as_proba(F), expected, rtol=1e-15, atol=0)
+    assert (model._as_proba(F[0, 1:3]) > 0).all()  # (-40 and -30: 4e-18 and 9e-14 at scale 1)
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba, 1.0 / (1.0 + np.exp(-scale * model.decision_function(X))), rtol=1e-15)
+
+
+def test_functional_test_ranks_by_the_scores_not_rounded_probabilities():
+    """gpuboost.test's ranking metrics come from F: probabilities of labels the model is sure
+    of round to 1 and tie (a wrong label at F = 38 beside a right one at 40: both 1.0), and the
+    pessimistic ranks of tied labels lower the measures. Probabilities that all tie (a stand-in
+    for rounding) must not change what test reports."""
+    import gpuboost
+
+    assert metrics.average_precision([[1, 0]], 1.0 / (1.0 + np.exp(-np.array([[40.0, 38.0]])))) == 0.5
+    assert metrics.average_precision([[1, 0]], np.array([[40.0, 38.0]])) == 1.0
+    X, Y, _ = _data()
+    model = gpuboost.train(Y, X, "klogitboost", iter=20, leaves=4)
+    model._as_proba = lambda F: np.full(F.shape, 0.5)
+    result = gpuboost.test(Y, X, model)["metrics"]
+    F = model.decision_function(X)
+    assert result["average_precision"] == metrics.average_precision(Y, F)
+    assert result["average_precision"] != metrics.average_precision(Y, np.full(F.shape, 0.5))
+    assert result["coverage"] == metrics.coverage(Y, F) and result["one_error"] == metrics.one_error(Y, F)
