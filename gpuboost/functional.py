@@ -52,6 +52,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import _validation, metrics
+from ._device import resolve_device
 from .io import load_model
 from .losses import multiclass_loss, predicted_class
 from .sklearn import BoostClassifier
@@ -94,7 +95,7 @@ def _check_prediction_keys(params: dict) -> None:
     if n_threads is not None and (not isinstance(n_threads, numbers.Integral) or isinstance(n_threads, bool)
                                   or n_threads == 0):
         raise ValueError(f"n_threads must be None or a non-zero integer, got {n_threads!r}.")
-    if "device" in params and params["device"] not in DEVICES:
+    if "device" in params and not (isinstance(params["device"], str) and params["device"] in DEVICES):
         raise ValueError(f"device must be one of {DEVICES}, got {params['device']!r}.")
 
 
@@ -116,6 +117,7 @@ def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int =
                             **estimator_params)
     try:
         model._check_params()
+        resolve_device(model.device, model.algorithm)  # (an algorithm the GPU does not train: named as model_name)
     except ValueError as error:  # told in the names this call takes
         message = str(error)
         for name, key in TRAIN_NAMES.items():

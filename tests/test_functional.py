@@ -205,3 +205,15 @@ def test_a_sparse_column_of_labels_is_a_label_per_row(small):
     np.testing.assert_array_equal(fitted.eval_loss_[0],
                                   abcboost.BoostClassifier(n_estimators=3, max_leaves=4).fit(
                                       X, y, eval_set=[(X, y)]).eval_loss_[0])
+
+
+def test_device_errors_name_the_functional_arguments():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), np.arange(60) % 3
+    with pytest.raises(ValueError, match="^model_name='robustlogit' has no CUDA implementation"):
+        abcboost.train(y, X, "robustlogit", iter=2, device="cuda")
+    model = abcboost.train(y, X, "aoso", iter=2)
+    with pytest.raises(ValueError, match="device must be one of"):
+        abcboost.test(y, X, model, device=np.array(["cuda"]))
+    with pytest.raises(ValueError, match="device must be one of"):
+        abcboost.predict(X, model, device=np.array(["cuda"]))
