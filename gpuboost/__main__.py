@@ -102,6 +102,10 @@ def _train(args) -> int:
     kind = f"{y.shape[1]} labels (multi-label)" if _n_labels(y) else f"{len(np.unique(y))} classes"
     print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, {kind}",
           flush=True)
+    if names is not None:  # (a guess where the file does not say: shown, so that a data row taken for one is seen)
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        print(f"{args.data}: line 1 read as the header, features named {shown} (if it is a row of data, add a "
+              "header line of column names to the file)", flush=True)
     started = time.perf_counter()
     model.fit(X, y, eval_set=eval_set)
     seconds = time.perf_counter() - started

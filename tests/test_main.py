@@ -684,3 +684,17 @@ def test_output_that_names_an_input_file_is_refused(libsvm_files, tmp_path, caps
         with pytest.raises(SystemExit) as exit_:
             main(["train", str(train), "-o", str(model), flag, value])
         assert exit_.value.code == 2 and "invalid choice" in capsys.readouterr().err
+
+
+def test_train_says_which_line_it_read_as_a_csv_header(tmp_path, capsys):
+    """The header rule of a CSV file is a guess where the file does not say (counting numbers
+    and a label that no other row repeats): train shows what it took for the header, so that a
+    data row read as one is seen, and says what to do."""
+    data = tmp_path / "h.csv"
+    data.write_text("5,3,cat\n1,2,dog\n3,4,dog\n2,2,emu\n4,1,emu\n1,1,dog\n5,5,emu\n")
+    assert main(["train", str(data), "-o", str(tmp_path / "m.json"), "--n-estimators", "2", "--verbose", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "line 1 read as the header, features named 5, 3" in out and "add a header line" in out
+    data.write_text("1,2,dog\n3,4,dog\n2,2,emu\n4,1,emu\n")
+    assert main(["train", str(data), "-o", str(tmp_path / "m.json"), "--n-estimators", "2", "--verbose", "0"]) == 0
+    assert "header" not in capsys.readouterr().out
