@@ -142,7 +142,11 @@ def _predict(args) -> int:
     from . import load_model
     from .datasets import _csv_features, _load_csv, load_features
 
-    _check_output(args.output, args.model, args.data)
+    if args.output:  # (a folder that is missing or read-only fails now, not after the predictions)
+        from .io import check_writable
+
+        check_writable(args.output, "the predictions")
+        _check_output(args.output, args.model, args.data)
     model = load_model(args.model)
     names = None  # a CSV header's feature names
     if not _is_csv(args.data):  # LibSVM and .npz: X alone; a label is neither needed nor read
@@ -317,6 +321,9 @@ def _plot(args) -> int:
     from . import load_model
     from .plotting import plot_importance, plot_training_curves
 
+    from .io import check_writable, write_text_atomically
+
+    check_writable(args.output, "the plot")
     _check_output(args.output, *args.models)
     models = [load_model(path) for path in args.models]
     if args.importance:
@@ -327,7 +334,11 @@ def _plot(args) -> int:
         figure = axes[0].figure
     figure.tight_layout()
     # a name without an extension is written as PNG under that very name (matplotlib would add ".png")
-    figure.savefig(args.output, dpi=110, format=None if os.path.splitext(args.output)[1] else "png")
+    import io
+
+    image = io.BytesIO()  # (written whole or not at all, as models and predictions are)
+    figure.savefig(image, dpi=110, format=os.path.splitext(args.output)[1][1:].lower() or "png")
+    write_text_atomically(args.output, image.getvalue())
     print(f"plot saved to {args.output}")
     return 0
 

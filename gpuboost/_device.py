@@ -13,7 +13,8 @@ CUDA_ALGORITHMS = ("aoso",)
 
 
 def gpu_status() -> tuple[bool, str]:
-    """(True, "") when a CUDA GPU is usable through CuPy, else (False, why not)."""
+    """(True, "") when a CUDA GPU is usable (CuPy and numba-cuda see it, compute capability 8.0
+    or newer: ``backends.cuda.cuda_usable``), else (False, why not)."""
     from .backends.cuda import cuda_usable
 
     return cuda_usable()
@@ -22,8 +23,8 @@ def gpu_status() -> tuple[bool, str]:
 def resolve_device(device: str, algorithm: str = "aoso") -> str:
     """Map ``"auto" | "cpu" | "cuda"`` to the backend that will train: ``"cpu"`` or ``"cuda"``.
 
-    "auto" picks the GPU when one is usable (CuPy imports and sees a device) and the algorithm
-    has a CUDA implementation, else the CPU. "cuda" without a usable GPU, or for an algorithm
+    "auto" picks the GPU when one is usable (CuPy and numba-cuda see a device of compute
+    capability 8.0 or newer) and the algorithm has a CUDA implementation, else the CPU. "cuda" without a usable GPU, or for an algorithm
     without a CUDA implementation, is an error that says what to do.
     """
     if not isinstance(device, str) or device not in DEVICES:

@@ -8,13 +8,13 @@ half-written file in place of a good one.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import numbers
 import os
 import stat
 import sys
-import tempfile
 
 import numpy as np
 
@@ -200,36 +200,40 @@ def _model_path(path, action: str) -> str:
     return path
 
 
-def check_writable(path) -> str:
-    """The path a model will be saved to, checked before anything is written (or trained): it
-    names a file, not a folder; its folder exists and a file can be made there (a read-only
-    folder or file system fails now, not after the training); an existing file is not
-    read-only. This process's descriptors and devices (/dev/stdout) are taken as they are."""
-    path = _model_path(path, "save_model")
+def check_writable(path, what: str = "the model") -> str:
+    """The path a file (a model, by default) will be written to, checked before anything is
+    written (or trained): it names a file, not a folder (nor a path ending in a separator, ``.``
+    or ``..``); its folder exists and a file can be made there (a read-only folder or file
+    system fails now, not after the training); an existing file is not read-only. This
+    process's descriptors and devices (/dev/stdout) are taken as they are."""
+    path = _model_path(path, "save_model" if what == "the model" else "writing")
     if os.path.isdir(path):
-        raise IsADirectoryError(f"cannot save the model to {path!r}: it is a directory; give a file name in it.")
-    if path.endswith(("/", os.sep)):
-        raise IsADirectoryError(f"cannot save the model to {path!r}: a path that ends in {path[-1]!r} names a "
-                                "directory; give a file name.")
+        raise IsADirectoryError(f"cannot save {what} to {path!r}: it is a directory; give a file name in it.")
+    last = os.path.basename(path)  # ("" where it ends in a separator)
+    if last in ("", ".", ".."):
+        ending = last or path[-1]
+        raise IsADirectoryError(f"cannot save {what} to {path!r}: a path that ends in {ending!r} names a directory; "
+                                "give a file name.")
     if _own_descriptor(path) is not None or _is_stream(path):
         return path
     target = os.path.realpath(path)  # (a symbolic link: the file it names)
+    for directory in dict.fromkeys((os.path.dirname(path) or os.curdir, os.path.dirname(target))):
+        if not os.path.isdir(directory):
+            above = directory
+            while above and not os.path.exists(above) and os.path.dirname(above) != above:
+                above = os.path.dirname(above)
+            if above and os.path.exists(above) and not os.path.isdir(above):
+                raise NotADirectoryError(f"cannot save {what} to {path!r}: {above!r} is a file, not a directory.")
+            raise FileNotFoundError(f"cannot save {what} to {path!r}: the directory {directory!r} does not exist; "
+                                    "create it first.")
     directory = os.path.dirname(target)
-    if not os.path.isdir(directory):
-        above = directory
-        while above and not os.path.exists(above):
-            above = os.path.dirname(above)
-        if above and not os.path.isdir(above):
-            raise NotADirectoryError(f"cannot save the model to {path!r}: {above!r} is a file, not a directory.")
-        raise FileNotFoundError(f"cannot save the model to {path!r}: the directory {directory!r} does not exist; "
-                                "create it first.")
     if os.path.exists(target) and not os.access(target, os.W_OK):
-        raise PermissionError(f"cannot save the model to {path!r}: the file is read-only; make it writable "
+        raise PermissionError(f"cannot save {what} to {path!r}: the file is read-only; make it writable "
                               "(chmod u+w) to replace it, or give another path.")
     try:
-        fd, probe = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
+        fd, probe = _new_file(directory)
     except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot save the model to {path!r}: cannot create a file in {directory!r} "
+        raise type(exc)(exc.errno, f"cannot save {what} to {path!r}: cannot create a file in {directory!r} "
                                    f"({exc.strerror})") from None
     os.close(fd)
     os.unlink(probe)
@@ -248,9 +252,10 @@ def save_model(estimator, path) -> None:
     write_text_atomically(path, _dumps(payload))
 
 
-def write_text_atomically(path, text: str) -> None:
-    """Write text (UTF-8) to path through a temporary file in its folder, renamed over it: an
-    existing file is replaced whole or not at all (a failed or interrupted write leaves it).
+def write_text_atomically(path, text) -> None:
+    """Write text (str, as UTF-8, or bytes) to path through a temporary file in its folder,
+    renamed over it: an existing file is replaced whole or not at all (a failed or interrupted
+    write leaves it) and keeps its permissions.
 
     A symbolic link is written through, as the shell's ``>`` does: the file it names is replaced,
     the link kept. This process's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
@@ -262,31 +267,28 @@ def write_text_atomically(path, text: str) -> None:
     if fd is not None:
         sys.stdout.flush()  # (what this process printed before comes first)
         sys.stderr.flush()
-        data = text.encode("utf-8")
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         while data:
             data = data[os.write(fd, data):]
         return
     if _is_stream(path):
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with open(path, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
         return
     target = os.path.realpath(path)
     directory = os.path.dirname(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".gpuboost-", suffix=".tmp", dir=directory)
+        fd, tmp = _new_file(directory)
     except OSError as exc:
         raise type(exc)(exc.errno, f"cannot write {path!r}: cannot create a file in {directory!r} "
                                    f"({exc.strerror})") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        # mkstemp makes it private: a file replaced keeps its mode (as the shell's > keeps it),
-        # a new one gets an ordinary file's
-        try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
-        except OSError:
-            mode = 0o666 & ~_umask()
-        os.chmod(tmp, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+        try:  # a file replaced keeps its permissions (as the shell's > keeps them); a new one has the umask's
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode) & 0o777)
+        except FileNotFoundError:
+            pass
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
@@ -330,19 +332,19 @@ def _checksum(payload: dict) -> str:
     return "sha256:" + hashlib.sha256(_dumps(payload).encode("utf-8")).hexdigest()
 
 
-def _umask() -> int:
-    """The process's umask, read from /proc where Linux shows it: os.umask can only read it by
-    setting it, and a file another thread makes meanwhile would get the mask 0."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)  # (0o022, not 0: a file made meanwhile is not writable by others)
-    os.umask(mask)
-    return mask
+def _new_file(directory) -> tuple[int, str]:
+    """(descriptor, path) of a new empty file of a free name in directory, made with mode 0o666
+    less the process's umask, as open() makes files (mkstemp's are private, and reading the
+    umask means setting it, process-wide)."""
+    import secrets
+
+    for _ in range(100):
+        name = os.path.join(directory, f".gpuboost-{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, f"no free temporary file name in {directory!r}")
 
 
 def _read(path) -> dict:

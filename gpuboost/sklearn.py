@@ -483,7 +483,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
 
-            if not cuda_supports(n_classes, self.max_bins):
+            if not cuda_supports(n_classes, self.max_bins, X.shape[1]):
                 device = "cpu"  # more classes or bins than the GPU kernels hold
         on_cuda_backend = (device == "cuda" and self.algorithm not in ("klogitboost", "adaboostmh")
                            and not self.multilabel_)

@@ -1,6 +1,7 @@
 """Model files: round trips with identical predictions, clear errors on bad files."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -419,7 +420,7 @@ def test_a_right_child_before_its_parent_is_refused(tmp_path):
 def test_a_folder_no_file_can_be_made_in_fails_before_training(fitted, small_multiclass, tmp_path, monkeypatch):
     """A read-only folder or file system is found before the training (save_model, a
     Checkpoint, the command line's -o), not after it: check_writable makes and removes a file
-    there. Simulated with mkstemp failing as on a read-only mount (root may write to any folder)."""
+    there. Simulated with the file's creation failing with EROFS (root may write to any folder)."""
     import errno
 
     from gpuboost import io
@@ -432,7 +433,7 @@ def test_a_folder_no_file_can_be_made_in_fails_before_training(fitted, small_mul
     def read_only(*args, **kwargs):
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(io.tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(io, "_new_file", read_only)
     with pytest.raises(OSError, match=r"cannot save the model to .*m.json.*cannot create a file in .*Read-only"):
         model.save_model(tmp_path / "m.json")
     assert (tmp_path / "m.json").read_bytes() == before
@@ -452,27 +453,50 @@ def test_a_path_that_names_a_folder_or_runs_through_a_file_is_refused(fitted, tm
     model = fitted[0]
     model.save_model(tmp_path / "m.json")
     before = (tmp_path / "m.json").read_bytes()
-    with pytest.raises(IsADirectoryError, match="ends in '/' names a directory"):
-        model.save_model(str(tmp_path / "m.json") + "/")
-    assert (tmp_path / "m.json").read_bytes() == before
+    for ending, named in (("/", "/"), ("/.", "."), ("/x/..", "..")):
+        with pytest.raises(IsADirectoryError, match=f"ends in '{re.escape(named)}' names a directory"):
+            model.save_model(str(tmp_path / "m.json") + ending)
+        assert (tmp_path / "m.json").read_bytes() == before
+    with pytest.raises(IsADirectoryError, match="names a directory"):
+        model.save_model(str(tmp_path / "new") + "/.")
+    assert not (tmp_path / "new").exists()
     with pytest.raises(NotADirectoryError, match=r"m.json' is a file, not a directory"):
         model.save_model(tmp_path / "m.json" / "sub" / "x.json")
 
 
-def test_saving_over_a_file_keeps_its_mode_and_leaves_the_umask(fitted, tmp_path):
+def test_saving_over_a_file_keeps_its_mode_and_leaves_the_umask(fitted, tmp_path, monkeypatch):
+    """A file replaced keeps its permission bits (not setuid and the like); a new one gets the
+    umask's, applied by the kernel: the umask is never read by setting it (os.umask), which
+    would change it process-wide for a moment."""
     import os
     import stat
-
-    from gpuboost.io import _umask
 
     model = fitted[0]
     path = tmp_path / "private.json"
     model.save_model(path)
-    os.chmod(path, 0o600)
-    model.save_model(path)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     mask = _current_umask()
-    assert _umask() == mask and _current_umask() == mask
+    monkeypatch.setattr(os, "umask", lambda *a: pytest.fail("the umask was set"))
+    for mode, kept in ((0o600, 0o600), (0o640, 0o640), (0o4755, 0o755)):
+        os.chmod(path, mode)
+        model.save_model(path)
+        assert stat.S_IMODE(os.stat(path).st_mode) == kept
+    model.save_model(tmp_path / "new.json")
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == 0o666 & ~mask
+
+
+def test_a_file_the_user_may_not_write_is_refused(fitted, tmp_path, monkeypatch):
+    """(as another user than root: os.access says so; simulated, root may write anything)"""
+    import os
+
+    model = fitted[0]
+    path = tmp_path / "m.json"
+    model.save_model(path)
+    before = path.read_bytes()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **k: False if os.fspath(p) == str(path) else real_access(p, m, **k))
+    with pytest.raises(PermissionError, match="the file is read-only"):
+        model.save_model(path)
+    assert path.read_bytes() == before
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() == 0,

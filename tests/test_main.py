@@ -123,6 +123,12 @@ def test_plot_command(libsvm_files, tmp_path, capsys):
     assert out.stat().st_size > 1000
     assert main(["plot", str(tmp_path / "aoso.json"), "--importance", "gain", "-o", str(tmp_path / "imp.png")]) == 0
     assert (tmp_path / "imp.png").stat().st_size > 1000
+    assert out.read_bytes().startswith(b"\x89PNG")
+    assert main(["plot", str(tmp_path / "aoso.json"), "-o", str(tmp_path / "curve.svg")]) == 0
+    assert b"<svg" in (tmp_path / "curve.svg").read_bytes()[:2000]
+    # a missing folder fails before the models are read and drawn, as train's and predict's -o do
+    assert main(["plot", str(tmp_path / "aoso.json"), "-o", str(tmp_path / "no" / "c.png")]) == 1
+    assert "does not exist" in capsys.readouterr().err
 
 
 class FakeDeviceArray:
@@ -403,8 +409,10 @@ def test_predict_output_is_replaced_only_when_the_prediction_succeeds(small_libs
     assert main(["predict", str(model), str(test), "-o", str(out)]) == 0
     assert out.read_text().startswith("label\n") and len(out.read_text().split()) == 3
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+    capsys.readouterr()
     assert main(["predict", str(model), str(test), "-o", str(tmp_path / "no" / "out.csv")]) == 1
-    assert "cannot write" in capsys.readouterr().err
+    err = capsys.readouterr().err  # (found before the prediction)
+    assert "cannot save the predictions to" in err and "does not exist" in err
 
 
 def test_train_checks_the_output_path_before_training(small_libsvm, tmp_path, capsys):
@@ -675,11 +683,15 @@ def test_output_that_names_an_input_file_is_refused(libsvm_files, tmp_path, caps
     model = tmp_path / "m.json"
     assert main(["train", str(train), "-o", str(model), "--n-estimators", "2", "--verbose", "0"]) == 0
     saved = model.read_bytes()
+    evaluated = test.read_bytes()
     for command in (["predict", str(model), str(test), "-o", str(model)],
                     ["train", str(train), "-o", str(test), "--eval", str(test), "--n-estimators", "2"]):
         assert main(command) == 1
         assert "is the input file" in capsys.readouterr().err
-    assert model.read_bytes() == saved
+    # a path that resolves to a file through "." or "..": refused as naming a directory
+    assert main(["predict", str(model), str(test), "-o", str(test) + "/."]) == 1
+    assert "names a directory" in capsys.readouterr().err
+    assert model.read_bytes() == saved and test.read_bytes() == evaluated
     for flag, value in (("--device", "gpu"), ("--algorithm", "adaboost"), ("--pair-rule", "eq31")):
         with pytest.raises(SystemExit) as exit_:
             main(["train", str(train), "-o", str(model), flag, value])

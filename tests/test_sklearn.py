@@ -204,9 +204,11 @@ def _stub_cupy(capability: str):
 def test_a_gpu_the_kernels_cannot_run_on_is_not_usable(small_multiclass, monkeypatch):
     # CuPy working is not enough: the kernels need compute capability 8.0 (a T4 is 7.5), and the
     # backend needs numba-cuda. "auto" then trains on the CPU; "cuda" says why it cannot.
+    import types
+
     from gpuboost.backends import cuda
 
-    monkeypatch.setattr(cuda, "import_numba_cuda", lambda: None)
+    monkeypatch.setattr(cuda, "import_numba_cuda", lambda: types.SimpleNamespace(is_available=lambda: True))
     monkeypatch.setitem(sys.modules, "cupy", _stub_cupy("75"))
     usable, why = cuda.cuda_usable()
     assert not usable and "compute capability 7.5" in why and "8.0 or newer" in why
@@ -223,8 +225,10 @@ def test_a_gpu_the_kernels_cannot_run_on_is_not_usable(small_multiclass, monkeyp
 
     monkeypatch.setattr(cuda, "import_numba_cuda", no_numba_cuda)
     usable, why = cuda.cuda_usable()
-    assert not usable and why.startswith("numba-cuda is not importable")
+    assert not usable and why.startswith("numba-cuda is not usable (ImportError")
     assert BoostClassifier(n_estimators=2, device="auto").fit(X, y).device_ == "cpu"
+    monkeypatch.setattr(cuda, "import_numba_cuda", lambda: types.SimpleNamespace(is_available=lambda: False))
+    assert cuda.cuda_usable() == (False, "numba-cuda sees no usable CUDA device")
 
 
 def test_one_class_is_a_clear_error():
@@ -262,6 +266,7 @@ def test_auto_keeps_the_cpu_when_the_gpu_kernels_do_not_hold_the_problem(monkeyp
     monkeypatch.setattr(_device, "gpu_status", lambda: (True, ""))
     assert not cuda.cuda_supports(cuda.MAX_CLASSES + 1, 255)
     assert cuda.cuda_supports(cuda.MAX_CLASSES, 255) and not cuda.cuda_supports(2, 5000)
+    assert cuda.cuda_supports(2, 255, cuda.MAX_GRID_Y) and not cuda.cuda_supports(2, 255, cuda.MAX_GRID_Y + 1)
     X = np.repeat(np.arange(cuda.MAX_CLASSES + 1, dtype=float), 2)[:, None]
     y = np.repeat(np.arange(cuda.MAX_CLASSES + 1), 2)
     model = BoostClassifier(n_estimators=1, max_leaves=2, device="auto").fit(X, y)

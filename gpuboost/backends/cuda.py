@@ -86,7 +86,8 @@ MIN_COMPUTE_CAPABILITY = (8, 0)
 
 def cuda_usable() -> tuple[bool, str]:
     """(True, "") when the CUDA backend can run here: CuPy imports and its current device has
-    compute capability 8.0 or newer, and numba-cuda imports; else (False, the reason)."""
+    compute capability 8.0 or newer, and numba-cuda imports and sees a usable device; else
+    (False, the reason)."""
     try:
         import cupy
     except ImportError:
@@ -105,9 +106,10 @@ def cuda_usable() -> tuple[bool, str]:
                        f"{MIN_COMPUTE_CAPABILITY[0]}.{MIN_COMPUTE_CAPABILITY[1]} or newer (A100, RTX 30xx, L4, "
                        "H100 and later)")
     try:
-        import_numba_cuda()
+        if not import_numba_cuda().is_available():  # (its own driver binding: the backend launches its kernel)
+            return False, "numba-cuda sees no usable CUDA device"
     except Exception as exc:
-        return False, f"numba-cuda is not importable ({type(exc).__name__}: {exc})"
+        return False, f"numba-cuda is not usable ({type(exc).__name__}: {exc})"
     return True, ""
 
 
@@ -161,9 +163,11 @@ def use_rmm_pool() -> str:
 MAX_BINS = (HIST_SHARED_BYTES - 8) // 12 - 1
 
 
-def cuda_supports(n_classes: int, n_bins: int) -> bool:
-    """Whether the CUDA kernels hold this many classes and value bins per feature."""
-    return n_classes <= MAX_CLASSES and n_bins <= MAX_BINS
+def cuda_supports(n_classes: int, n_bins: int, n_features: int = 1) -> bool:
+    """Whether the CUDA kernels hold this many classes, value bins per feature and features
+    (a histogram launch's grid y holds at most MAX_GRID_Y groups of features; a group holds one
+    feature at least)."""
+    return n_classes <= MAX_CLASSES and n_bins <= MAX_BINS and n_features <= MAX_GRID_Y
 
 
 @functools.lru_cache(maxsize=None)
@@ -358,6 +362,9 @@ class CudaBackend(Backend):
                 used = 0
             used += need
         first.append(len(widths))
+        if len(first) - 1 > MAX_GRID_Y:  # (the histogram launch's grid y; at least one feature a group)
+            raise ValueError(f"The CUDA backend's histograms take at most {MAX_GRID_Y} groups of features; this "
+                             f"data needs {len(first) - 1} ({len(widths)} features). Use device='cpu'.")
         self.group_first_host = np.asarray(first, dtype=np.int32)
         self.hist_shared = max(4 * (3 * int(offsets[hi] - offsets[lo]) + (hi - lo + 1))
                                for lo, hi in zip(first[:-1], first[1:]))
