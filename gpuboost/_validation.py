@@ -707,25 +707,61 @@ def check_eval_weights(eval_sample_weight, n_sets: int) -> list:
     return list(eval_sample_weight)
 
 
-def available_memory() -> int | None:
-    """Bytes of physical memory still available, where the system says (Linux), else None."""
+def available_memory(meminfo="/proc/meminfo", cgroup="/sys/fs/cgroup") -> int | None:
+    """Bytes of memory this process may still take, where the system says (Linux), else None:
+    the kernel's estimate of what new allocations can get without swapping (MemAvailable,
+    which counts reclaimable caches; the free pages where it is missing), and no more than a
+    container's (cgroup v2 or v1) memory limit leaves."""
+    limits = []
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+        with open(meminfo, encoding="ascii") as f:
+            limits += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+    except (OSError, ValueError, IndexError):
+        pass
+    if not limits:
+        try:
+            limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            pass
+    for limit_file, usage_file in (("memory.max", "memory.current"),  # v2
+                                   ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):  # v1
+        try:
+            with open(os.path.join(cgroup, limit_file), encoding="ascii") as f:
+                limit = f.read().strip()
+            with open(os.path.join(cgroup, usage_file), encoding="ascii") as f:
+                usage = int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+        if limit.isdigit() and int(limit) < 2 ** 60:  # ("max", or v1's near 2^63: no limit)
+            limits.append(max(0, int(limit) - usage))
+        break
+    return min(limits) if limits else None
 
 
-def check_memory(n_rows: int, n_classes: int) -> None:
-    """Refuse, before allocating, a problem whose per-sample arrays cannot fit in memory.
+#: float64 (n_samples, n_classes) arrays a fit holds at once: F, p, the exponentials and the
+#: update's buffers (measured: 48 bytes per row and class for AOSO and MART, 64 for the vector
+#: trees' backend, which also keeps the targets and the working response)
+SCORE_ARRAYS = 6
+VECTOR_SCORE_ARRAYS = 8
 
-    Training keeps three float64 arrays of shape (n_samples, n_classes): the scores F, the
-    probabilities p and their complements.
-    """
-    needed = 3 * 8 * n_rows * n_classes
+
+def check_memory(n_rows: int, n_classes: int, vector: bool = False, n_features: int = 0, n_codes: int = 0) -> None:
+    """Refuse, before allocating, a problem whose arrays cannot fit in memory: the per-sample
+    arrays of the scores and probabilities, and for the vector trees (K-LogitBoost, AdaBoost.MH,
+    multi-label learning) the histograms of a split's two children and the parent's, each
+    (n_features, n_codes, 2 n_classes + 1) float64."""
+    per_row = (VECTOR_SCORE_ARRAYS if vector else SCORE_ARRAYS) * 8 * n_classes
+    histograms = 3 * n_features * n_codes * (2 * n_classes + 1) * 8 if vector else 0
+    needed = n_rows * per_row + histograms
     available = available_memory()
     if available is not None and needed > available:
+        advice = "Train on fewer rows, or merge rare classes."
+        if histograms > n_rows * per_row:
+            advice = ("Most of it is histograms: use fewer features or a smaller max_bins, or an algorithm of pair "
+                      "trees (aoso, mart), whose histograms have 2-3 numbers a bin instead of 2K + 1.")
         raise MemoryError(
-            f"training on {n_rows} rows and {n_classes} classes needs {needed / 2**30:.1f} GiB for its "
-            f"scores and probabilities, and {available / 2**30:.1f} GiB of memory is available. "
-            "Train on fewer rows, or merge rare classes."
+            f"training on {n_rows} rows, {n_classes} classes{f' and {n_features} features' if vector else ''} "
+            f"needs about {needed / 2**30:.1f} GiB for its scores and probabilities"
+            f"{' and histograms' if vector else ''}, and {available / 2**30:.1f} GiB of memory is available. "
+            f"{advice}"
         )

@@ -479,7 +479,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                     raise ValueError("every row of y is empty: multi-label learning needs rows with labels.")
             y_codes = np.argmax(indicator, axis=1)  # the multi-label losses use the indicator, not this
         n_classes = len(self.classes_)
-        _validation.check_memory(X.shape[0], n_classes)
         if device == "cuda" and self.device == "auto":
             from .backends.cuda import cuda_supports
 
@@ -487,7 +486,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 device = "cpu"  # more classes or bins than the GPU kernels hold
         on_cuda_backend = (device == "cuda" and self.algorithm not in ("klogitboost", "adaboostmh")
                            and not self.multilabel_)
-        if not on_cuda_backend:
+        if not on_cuda_backend:  # (the GPU's arrays are on the GPU: its backend checks its memory)
+            vector = self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_
+            _validation.check_memory(X.shape[0], n_classes, vector=vector, n_features=X.shape[1],
+                                     n_codes=min(int(self.max_bins), X.shape[0]) + 1)
             X = _validation.to_host(X)  # a GPU X for CPU training: copied once
         if init is not None:
             self._bin_mapper = init._bin_mapper

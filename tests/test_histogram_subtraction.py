@@ -186,3 +186,34 @@ def test_many_leaves_keep_many_histograms(n_threads):
         assert a.n_leaves == 300
         for name in ("feature", "bin", "left", "right", "pair", "n_samples", "value", "gain"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+@pytest.mark.parametrize("algorithm", ["klogitboost", "adaboostmh"])
+def test_histograms_no_child_can_derive_from_are_not_kept(monkeypatch, algorithm):
+    """Where the memory rule rules subtraction out (histograms_derivable), an open leaf keeps no
+    histogram until its children have theirs (a K-LogitBoost tree of 20 leaves, 100 classes and
+    100 features held 1.3 GB of them): the same trees, and no node ever holds one."""
+    from gpuboost import BoostClassifier, grower
+
+    codes, y, k, n_bins = _data(seed=9, n=2000)
+    X = codes.astype(float)
+    X[codes == 255] = np.nan
+    kw = dict(algorithm=algorithm, n_estimators=3, max_leaves=8, learning_rate=0.3, device="cpu")
+    monkeypatch.setattr(NumpyBackend, "derives_histograms", False)
+    reference = BoostClassifier(**kw).fit(X, y)  # (no derivation: the trees of the rule's outcome)
+    monkeypatch.undo()
+    monkeypatch.setattr(grower, "histograms_derivable", lambda *args, **kwargs: False)
+    held = []
+    evaluate = grower.TreeGrower._evaluate
+
+    def watched(self, node_ids, can_grow, parent=None):
+        evaluate(self, node_ids, can_grow, parent)
+        held.append(sum(node.hist is not None for node in self.nodes))
+
+    monkeypatch.setattr(grower.TreeGrower, "_evaluate", watched)
+    model = BoostClassifier(**kw).fit(X, y)
+    assert held and max(held) == 0
+    for a, b in zip(model.trees_, reference.trees_):
+        for name in ("feature", "bin", "left", "right", "n_samples"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        np.testing.assert_array_equal(a.node_vectors(k), b.node_vectors(k))

@@ -292,3 +292,55 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
     print(table())
 
+
+
+def test_available_memory_reads_memavailable_and_a_containers_limit(tmp_path):
+    from gpuboost._validation import available_memory
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       16000000 kB\nMemFree:          100000 kB\nMemAvailable:    8000000 kB\n")
+    nothing = tmp_path / "no-cgroup"
+    assert available_memory(meminfo, nothing) == 8000000 * 1024  # (not MemFree: caches can be reclaimed)
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text("2147483648\n")
+    (v2 / "memory.current").write_text("536870912\n")
+    assert available_memory(meminfo, v2) == 2 ** 31 - 2 ** 29
+    (v2 / "memory.max").write_text("max\n")
+    assert available_memory(meminfo, v2) == 8000000 * 1024
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("1073741824\n")
+    (v1 / "memory" / "memory.usage_in_bytes").write_text("2147483648\n")
+    assert available_memory(meminfo, v1) == 0  # (over its limit already)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")  # v1's "no limit"
+    assert available_memory(meminfo, v1) == 8000000 * 1024
+
+
+@pytest.mark.parametrize("algorithm, per_cell", [("aoso", 48), ("mart", 48), ("klogitboost", 64)])
+def test_a_fit_memory_cannot_hold_is_refused_before_it_allocates(monkeypatch, algorithm, per_cell):
+    """The estimate counts what a fit holds (6 or 8 float64 arrays of n x K, measured 48 and 64
+    bytes a cell; it counted 3), so that a fit that would fail or be killed later is a clear
+    MemoryError now."""
+    from gpuboost import _validation
+
+    n, K = 3000, 4
+    X, y = np.random.default_rng(0).normal(size=(n, 3)), np.arange(n) % K
+    monkeypatch.setattr(_validation, "available_memory", lambda: per_cell * n * K - 1)
+    with pytest.raises(MemoryError, match=f"training on {n} rows, {K} classes.*GiB of memory is available"):
+        BoostClassifier(algorithm=algorithm, n_estimators=1).fit(X, y)
+    if algorithm != "klogitboost":
+        monkeypatch.setattr(_validation, "available_memory", lambda: per_cell * n * K)
+        BoostClassifier(algorithm=algorithm, n_estimators=1).fit(X, y)
+
+
+def test_vector_trees_count_their_histograms(monkeypatch):
+    from gpuboost import _validation
+
+    n, K, D = 300, 50, 200
+    X, y = np.random.default_rng(0).normal(size=(n, D)), np.arange(n) % K
+    histograms = 3 * D * 256 * (2 * K + 1) * 8  # (max_bins 255 and the missing values' code)
+    monkeypatch.setattr(_validation, "available_memory", lambda: histograms)
+    with pytest.raises(MemoryError, match="Most of it is histograms: use fewer features or a smaller max_bins"):
+        BoostClassifier(algorithm="klogitboost", n_estimators=1).fit(X, y)
+    BoostClassifier(algorithm="aoso", n_estimators=1, max_leaves=4).fit(X, y)  # (pair trees: no such term)
