@@ -189,6 +189,8 @@ def boost(
     subsample: float = 1.0,
     seed: int = 0,
     colsample_bytree: float = 1.0,
+    columns: np.ndarray | None = None,
+    training_codes: np.ndarray | None = None,
 ) -> BoostResult:
     """Run the boosting loop on a backend that holds the training data.
 
@@ -203,6 +205,13 @@ def boost(
     ``subsample`` < 1: each iteration's trees are grown on ``row_sample(n_rows, subsample,
     seed, iteration)``; ``colsample_bytree`` < 1: the t-th tree of an iteration splits on
     ``feature_sample(n_features, colsample_bytree, seed, iteration, t)`` only.
+
+    ``columns``: where the backend holds only some of the data's columns (``columns[j]``: the
+    data's column of the backend's column j; sklearn leaves out the columns that cannot split),
+    with ``training_codes`` all of the training rows' columns. Trees are grown on the backend's
+    columns and kept in the data's (their features mapped, their thresholds the data's); the
+    feature samples of colsample_bytree are drawn over the data's columns, so the trees are
+    those of a backend that holds every column.
 
     Returns the trees and the per-iteration training loss (and loss and errors on each eval
     set, from scores updated iteration by iteration).
@@ -230,7 +239,20 @@ def boost(
     if subsample < 1.0 and getattr(backend, "keeps_scores", False) and not getattr(backend, "fused_update", False):
         raise ValueError(f"subsample < 1 does not run on the {backend.name} backend (its scores live on the device "
                          "and it cannot add a tree to them); use device='cpu'.")
-    n_features = backend.codes.shape[1]
+    n_features = backend.codes.shape[1] if columns is None else int(training_codes.shape[1])
+    if columns is not None:
+        columns = np.asarray(columns, dtype=np.int64)
+        data_edge = bin_edge
+
+        def bin_edge(features, bins):  # (the backend's column j is the data's columns[j])
+            return data_edge(columns[features], bins)
+
+    def in_data_columns(tree: Tree) -> Tree:
+        """A tree grown on the backend's columns, with the data's."""
+        if columns is None:
+            return tree
+        return replace(tree, feature=np.where(tree.feature >= 0, columns[np.maximum(tree.feature, 0)],
+                                              tree.feature).astype(tree.feature.dtype))
 
     def grow_iteration(F: np.ndarray, plan: list[GrowerParams], iteration: int, score: bool = False, sample=None):
         """Grow the trees of one iteration from the current p (on the rows ``sample``, or all),
@@ -245,10 +267,10 @@ def boost(
         for t, params in enumerate(plan):
             features = feature_sample(n_features, colsample_bytree, seed, iteration, t)
             if features is not None:
-                params = replace(params, features=features)
+                params = replace(params, features=features if columns is None else features[columns])
             if getattr(backend, "fused_update", False) and len(plan) == 1:
                 # the device grows the tree, adds it to its F and computes the next p and loss
-                grown.append(backend.grow_tree(params, bin_edge, learning_rate=learning_rate, **on)[0])
+                grown.append(in_data_columns(backend.grow_tree(params, bin_edge, learning_rate=learning_rate, **on)[0]))
                 continue
             if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
                 tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge, **on)
@@ -261,7 +283,7 @@ def boost(
                 loss = backend.update_and_score(F, leaf_segments, step)
             else:
                 backend.update_scores(F, leaf_segments, step)
-            grown.append(tree)
+            grown.append(in_data_columns(tree))
         return grown, loss
 
     def rescore(F: np.ndarray) -> float:
@@ -271,10 +293,12 @@ def boost(
     F = np.zeros((n_rows, n_classes))
     initial_loss = backend.set_scores(F)
     if trees:
-        codes = backend.training_codes()
+        # (the trees split on the data's columns: with columns, the training rows' codes of them all)
+        codes, code_missing = ((backend.training_codes(), backend.missing_code) if columns is None
+                               else (training_codes, missing_code))
         for start in range(0, len(trees), per_iteration):
             group = trees[start:start + per_iteration]
-            backend.add_trees(F, group, codes, backend.missing_code, learning_rate)
+            backend.add_trees(F, group, codes, code_missing, learning_rate)
             monitor(group)
             if hasattr(backend, "hamming_loss"):  # AdaBoost.MH: each kept iteration's Hamming loss again
                 backend.set_scores(F)
