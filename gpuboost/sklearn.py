@@ -579,6 +579,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 stop = bool(callback.after_iteration(self, len(train_loss) - 1)) or stop
             return stop
 
+        tree_rows = n_rows if self.subsample >= 1 else max(1, int(np.floor(self.subsample * n_rows + 0.5)))
+        if tree_rows < 2 * self.min_samples_leaf:  # (a split needs min_samples_leaf rows on each side)
+            warnings.warn(f"min_samples_leaf={self.min_samples_leaf} is more than half of the {tree_rows} rows each "
+                          "tree is grown on: no tree can split, and the model only learns how frequent the classes are. "
+                          "Lower min_samples_leaf" + (" or raise subsample." if self.subsample < 1 else "."),
+                          UserWarning, stacklevel=3)
         result = boost(
             backend,
             n_rows=n_rows,

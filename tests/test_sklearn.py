@@ -549,3 +549,15 @@ def test_n_jobs_none_counts_the_cpus_the_process_may_use():
                             env={**os.environ, "LOKY_MAX_CPU_COUNT": "1"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["1", "1", "1"]
+
+
+def test_a_min_samples_leaf_no_tree_can_split_by_warns():
+    X, y = np.random.default_rng(0).normal(size=(60, 2)), np.arange(60) % 3
+    with pytest.warns(UserWarning, match="min_samples_leaf=31 is more than half of the 60 rows .* Lower min_samples"):
+        model = BoostClassifier(n_estimators=2, min_samples_leaf=31).fit(X, y)
+    assert all(tree.n_leaves == 1 for tree in model.trees_)
+    with pytest.warns(UserWarning, match="of the 6 rows each tree is grown on.* or raise subsample"):
+        BoostClassifier(n_estimators=2, subsample=0.1, min_samples_leaf=4).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BoostClassifier(n_estimators=2, min_samples_leaf=30).fit(X, y)  # (30 and 30 rows: one split)
