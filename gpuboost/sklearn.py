@@ -140,10 +140,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         on the GPU when one is usable and on the CPU otherwise, with the same scores; a model
         loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
-        CPU threads: None means every CPU this process may use (its affinity, and a container's
-        CPU quota, as joblib counts them), negative values count back from it (-1: all, -2:
-        all but one), as in scikit-learn. The model does not depend on it: every sum runs in
-        the same order whatever the number of threads.
+        CPU threads of fit, prediction and contributions: None means every CPU this process
+        may use (its affinity, and a container's CPU quota, as joblib counts them), negative
+        values count back from it (-1: all, -2: all but one), as in scikit-learn. The model
+        does not depend on it: every sum runs in the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
         Draws the rows that ``validation_fraction`` holds out, ``subsample``'s rows and
         ``colsample_bytree``'s features (an int: the same draws at every fit). Nothing else is
