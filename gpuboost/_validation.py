@@ -711,7 +711,8 @@ def available_memory(meminfo="/proc/meminfo", cgroup="/sys/fs/cgroup") -> int | 
     """Bytes of memory this process may still take, where the system says (Linux), else None:
     the kernel's estimate of what new allocations can get without swapping (MemAvailable,
     which counts reclaimable caches; the free pages where it is missing), and no more than a
-    container's (cgroup v2 or v1) memory limit leaves."""
+    container's (cgroup v2 or v1) memory limit leaves, its inactive page cache not counted as
+    used (a parent group's limit is not read)."""
     limits = []
     try:
         with open(meminfo, encoding="ascii") as f:
@@ -723,8 +724,10 @@ def available_memory(meminfo="/proc/meminfo", cgroup="/sys/fs/cgroup") -> int | 
             limits.append(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
         except (ValueError, OSError, AttributeError):
             pass
-    for limit_file, usage_file in (("memory.max", "memory.current"),  # v2
-                                   ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes")):  # v1
+    for limit_file, usage_file, stat_file, cache_key in (
+            ("memory.max", "memory.current", "memory.stat", "inactive_file"),  # v2
+            ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes", "memory/memory.stat",
+             "total_inactive_file")):  # v1
         try:
             with open(os.path.join(cgroup, limit_file), encoding="ascii") as f:
                 limit = f.read().strip()
@@ -732,8 +735,13 @@ def available_memory(meminfo="/proc/meminfo", cgroup="/sys/fs/cgroup") -> int | 
                 usage = int(f.read().strip())
         except (OSError, ValueError):
             continue
+        try:  # the page cache the kernel can drop (files read) counts as usage: it is not taken
+            with open(os.path.join(cgroup, stat_file), encoding="ascii") as f:
+                usage -= next((int(line.split()[1]) for line in f if line.split()[:1] == [cache_key]), 0)
+        except (OSError, ValueError, IndexError):
+            pass
         if limit.isdigit() and int(limit) < 2 ** 60:  # ("max", or v1's near 2^63: no limit)
-            limits.append(max(0, int(limit) - usage))
+            limits.append(max(0, int(limit) - max(0, usage)))
         break
     return min(limits) if limits else None
 

@@ -71,15 +71,13 @@ def usable_cpus() -> int:
 
 def _splittable_columns(codes) -> np.ndarray | None:
     """The indices of the columns of binned training rows that hold two codes or more (the
-    missing values' code counts), or None where every column does; one column at least (the
-    first) where none does, so that the backend has a column (its trees are single leaves)."""
+    missing values' code counts), and the first column whatever it holds (the backends sum a
+    node's totals from its bins), or None where that is every column."""
     if not isinstance(codes, np.ndarray) or codes.ndim != 2 or codes.shape[0] == 0:
         return None
     splittable = codes.min(axis=0) != codes.max(axis=0)
-    if splittable.all():
-        return None
-    columns = np.flatnonzero(splittable)
-    return columns if columns.size else np.zeros(1, dtype=np.int64)
+    splittable[0] = True  # (the first column's bins give a node's totals: kept, so they are the same sums)
+    return None if splittable.all() else np.flatnonzero(splittable)
 
 
 class BoostClassifier(ClassifierMixin, BaseEstimator):
@@ -499,10 +497,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 device = "cpu"  # more classes or bins than the GPU kernels hold
         on_cuda_backend = (device == "cuda" and self.algorithm not in ("klogitboost", "adaboostmh")
                            and not self.multilabel_)
-        if not on_cuda_backend:  # (the GPU's arrays are on the GPU: its backend checks its memory)
-            vector = self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_
-            _validation.check_memory(X.shape[0], n_classes, vector=vector, n_features=X.shape[1],
-                                     n_codes=min(int(self.max_bins), X.shape[0]) + 1)
+        if not on_cuda_backend:
+            # the scores' arrays first (before binning; the histograms' once the columns are known)
+            _validation.check_memory(X.shape[0], n_classes,
+                                     vector=self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_)
             X = _validation.to_host(X)  # a GPU X for CPU training: copied once
         if init is not None:
             self._bin_mapper = init._bin_mapper
@@ -528,12 +526,17 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         # the columns that can split (two codes or more among the training rows): the backend
         # holds only those (a column of one value cost as much as any other in every histogram:
         # 20,000 constant columns beside 5 took a tree 1.6 s instead of 1.4 ms), and the trees
-        # are mapped back to the data's columns (boosting.boost's ``columns``): the same splits,
-        # leaf values equal to rounding (a node's totals are summed from another column's bins).
-        # The GPU keeps every column (its kernels are not tested on this yet).
+        # are mapped back to the data's columns (boosting.boost's ``columns``): the trees of a
+        # backend with every column (it keeps the data's first column, whose bins give a node's
+        # totals, and the rule of histogram subtraction for every column: below). The GPU keeps
+        # every column (its kernels are not tested on this yet).
         all_codes, columns = codes, (None if on_cuda_backend else _splittable_columns(codes))
         if columns is not None:
             codes = np.ascontiguousarray(codes[:, columns])
+        if not on_cuda_backend:  # (the GPU's arrays are on the GPU: its backend checks its memory)
+            vector = self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_
+            _validation.check_memory(n_rows, n_classes, vector=vector, n_features=codes.shape[1],
+                                     n_codes=int(self._bin_mapper.n_bins_.max()) + 1)
         if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -548,6 +551,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
                 n_threads=self._n_threads(),
             )
+        tree_leaves = min(self.max_leaves, max(2, n_rows // self.min_samples_leaf))
+        if columns is not None and getattr(backend, "derives_histograms", False):
+            from .backends.base import histograms_derivable
+
+            channels = backend._vector_width() if hasattr(backend, "_vector_width") else 8
+            if not histograms_derivable(tree_leaves, all_codes.shape[1], backend.n_codes, channels):
+                # subtraction's memory rule as for every column (derived histograms differ by
+                # rounding, which can move a gain at the level of rounding across 0)
+                backend.derives_histograms = False
         callbacks = list(self.callbacks or [])
         if self.verbose:
             from .callback import ProgressBar
@@ -596,7 +608,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 # a tree has at most n_rows // min_samples_leaf leaves (each holds that many rows):
                 # a larger max_leaves grows the same trees, but the growers allocate for
                 # max_leaves nodes (max_leaves=10**9 ran out of memory)
-                max_leaves=min(self.max_leaves, max(2, n_rows // self.min_samples_leaf)),
+                max_leaves=tree_leaves,
                 min_samples_leaf=self.min_samples_leaf,
                 min_child_weight=float(self.min_child_weight),
                 max_depth=None if self.max_depth is None else int(self.max_depth),
@@ -616,7 +628,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             seed=self._sampling_seed(),
             colsample_bytree=float(self.colsample_bytree),
             columns=columns,
-            training_codes=None if columns is None else all_codes,
+            # (every column's codes where trees are rescored from them: a continuation's; else
+            # the columns' count alone, so that the codes are not kept through the fit)
+            training_codes=None if columns is None else (
+                all_codes if init is not None else np.empty((0, all_codes.shape[1]), all_codes.dtype)),
         )
         n_before = 0 if init is None else len(init.train_loss_)
         if len(result.train_loss) == n_before < self.n_estimators:

@@ -306,6 +306,8 @@ def test_available_memory_reads_memavailable_and_a_containers_limit(tmp_path):
     (v2 / "memory.max").write_text("2147483648\n")
     (v2 / "memory.current").write_text("536870912\n")
     assert available_memory(meminfo, v2) == 2 ** 31 - 2 ** 29
+    (v2 / "memory.stat").write_text("anon 100\nfile 400000000\ninactive_file 300000000\n")
+    assert available_memory(meminfo, v2) == 2 ** 31 - 2 ** 29 + 300000000  # (files read: reclaimable)
     (v2 / "memory.max").write_text("max\n")
     assert available_memory(meminfo, v2) == 8000000 * 1024
     v1 = tmp_path / "v1"
@@ -335,6 +337,8 @@ def test_a_fit_memory_cannot_hold_is_refused_before_it_allocates(monkeypatch, al
 
 
 def test_vector_trees_count_their_histograms(monkeypatch):
+    """The vector trees' histograms count, for the columns the backend holds (the ones that can
+    split), with as many bins as the binning made."""
     from gpuboost import _validation
 
     n, K, D = 300, 50, 200
@@ -344,3 +348,5 @@ def test_vector_trees_count_their_histograms(monkeypatch):
     with pytest.raises(MemoryError, match="Most of it is histograms: use fewer features or a smaller max_bins"):
         BoostClassifier(algorithm="klogitboost", n_estimators=1).fit(X, y)
     BoostClassifier(algorithm="aoso", n_estimators=1, max_leaves=4).fit(X, y)  # (pair trees: no such term)
+    wide = np.concatenate([X[:, :5], np.ones((n, 20000))], axis=1)  # (constant columns: not in the backend)
+    BoostClassifier(algorithm="klogitboost", n_estimators=1).fit(wide, y)
