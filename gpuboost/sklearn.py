@@ -962,22 +962,25 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         learning_rate = float(self._fitted("learning_rate"))
         if hasattr(backend, "add_packed") and self.trees_:
             packed = self._packed_trees(backend, learning_rate)
-            with self._prediction_threads(backend):
+            with self._prediction_threads(backend)():
                 backend.add_packed(F, packed, codes, self._bin_mapper.missing_bin)
         else:
             backend.add_trees(F, self.trees_, codes, self._bin_mapper.missing_bin, learning_rate)
         return F
 
     def _prediction_threads(self, backend):
-        """The compiled CPU backend's prediction on n_jobs's threads (as fit and contributions
-        run); the caller's numba thread count after. Other backends use no numba threads."""
+        """A function that returns a context in which the compiled CPU backend predicts on
+        n_jobs's threads (as fit and contributions run); the caller's numba thread count after.
+        Other backends use no numba threads. (The count is found once: the staged methods enter
+        the context at every stage.)"""
         if not hasattr(backend, "add_packed"):
-            return contextlib.nullcontext()
+            return contextlib.nullcontext
         import numba
 
         from .backends.cpu import _threads
 
-        return _threads(max(1, min(self._n_threads(), numba.config.NUMBA_NUM_THREADS)))
+        n = max(1, min(self._n_threads(), numba.config.NUMBA_NUM_THREADS))
+        return lambda: _threads(n)
 
     def _packed_trees(self, backend, learning_rate):
         """trees_ packed for backend.add_packed, made at the first prediction and kept while
@@ -1006,8 +1009,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         F = np.zeros((codes.shape[0], len(self.classes_)))
         backend = backend_class(prediction_device(self.device_))
         step = trees_per_iteration(self._fitted("algorithm"), len(self.classes_))
+        threads = self._prediction_threads(backend)
         for start in range(0, len(self.trees_), step):
-            with self._prediction_threads(backend):  # (not across the yield: the caller's code runs there)
+            with threads():  # (not across the yield: the caller's code runs there)
                 backend.add_trees(F, self.trees_[start:start + step], codes, self._bin_mapper.missing_bin,
                                   float(self._fitted("learning_rate")))
             yield F.copy()
