@@ -182,7 +182,9 @@ def _predict(args) -> int:
         writer.writerow(["label"])
         writer.writerows([str(label)] for label in model.predict(X))
     if args.output:
-        _write_atomically(args.output, out.getvalue())
+        from .io import write_text_atomically  # (replaced whole or not at all; checked before: check_writable)
+
+        write_text_atomically(args.output, out.getvalue())
     else:
         sys.stdout.write(out.getvalue())
     return 0
@@ -229,19 +231,6 @@ def _check_output(output, *inputs) -> None:
         if path and os.path.exists(path) and os.path.samefile(output, path):
             raise ValueError(f"-o {output} is the input file {path}: writing there would replace it; give another "
                              "output file.")
-
-
-def _write_atomically(path, text: str) -> None:
-    """Write the output through a temporary file renamed over it (io.write_text_atomically): an
-    existing file is replaced whole or not at all, a symbolic link written through; a device or
-    pipe (/dev/stdout) directly."""
-    import os
-
-    from .io import write_text_atomically
-
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"cannot write {path!r}: it is a directory; give a file name in it.")
-    write_text_atomically(path, text)
 
 
 def _evaluate(args) -> int:

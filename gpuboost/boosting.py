@@ -75,13 +75,18 @@ def _class_order(class_loss: np.ndarray, search: int) -> list[int]:
 SAMPLE_CHUNK = 1 << 16
 
 
+def sample_size(n: int, fraction: float) -> int:
+    """The rows of a sample of fraction x n: rounded to the nearest (halves up), at least one."""
+    return max(1, int(np.floor(fraction * n + 0.5)))
+
+
 def _sample(n: int, fraction: float, entropy: list[int]) -> np.ndarray:
     """fraction x n of 0 .. n - 1, rounded to the nearest (halves up; at least one), every such
     subset as likely, in increasing order: selection sampling over n uniforms of a generator
     seeded with entropy (drawn SAMPLE_CHUNK at a time, until m rows are taken)."""
     from .backends._numba_cpu import selection_sample  # (numba: imported where a sample is drawn)
 
-    m = max(1, int(np.floor(fraction * n + 0.5)))
+    m = sample_size(n, fraction)
     out = np.empty(m, dtype=np.int64)
     generator = np.random.default_rng([int(e) for e in entropy])
     u = np.empty(min(n, SAMPLE_CHUNK))

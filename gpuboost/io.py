@@ -116,11 +116,14 @@ def _finite_or_none(values: np.ndarray) -> list:
     return [float(v) if np.isfinite(v) else None for v in values]
 
 
+def _trained_params(estimator) -> dict:
+    """The parameters a model file holds: the estimator's, with what its trees were trained
+    with where set_params has changed them since."""
+    return {**estimator.get_params(deep=False), **getattr(estimator, "_trained_with", {})}
+
+
 def _params(estimator) -> dict:
-    params = estimator.get_params(deep=False)
-    # what the trees were trained with, should set_params have changed the parameters since
-    params.update(getattr(estimator, "_trained_with", {}))
-    params = {name: _json_number(value) for name, value in params.items()}
+    params = {name: _json_number(value) for name, value in _trained_params(estimator).items()}
     # A RandomState instance has no JSON form; the fitted model does not depend on it.
     if not (params["random_state"] is None or isinstance(params["random_state"], int)):
         params["random_state"] = None
@@ -230,11 +233,7 @@ def check_writable(path, what: str = "the model") -> str:
     if os.path.exists(target) and not os.access(target, os.W_OK):
         raise PermissionError(f"cannot save {what} to {path!r}: the file is read-only; make it writable "
                               "(chmod u+w) to replace it, or give another path.")
-    try:
-        fd, probe = _new_file(directory)
-    except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot save {what} to {path!r}: cannot create a file in {directory!r} "
-                                   f"({exc.strerror})") from None
+    fd, probe = _new_file(directory, f"cannot save {what} to {path!r}")
     os.close(fd)
     os.unlink(probe)
     return path
@@ -263,28 +262,23 @@ def write_text_atomically(path, text) -> None:
     append, an unlinked file, a pipe); a device, pipe or socket is written directly: there is no
     file to keep, and its folder is no place for a new one.
     """
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     fd = _own_descriptor(path)
     if fd is not None:
         sys.stdout.flush()  # (what this process printed before comes first)
         sys.stderr.flush()
-        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         while data:
             data = data[os.write(fd, data):]
         return
     if _is_stream(path):
         with open(path, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            f.write(data)
         return
     target = os.path.realpath(path)
-    directory = os.path.dirname(target)
-    try:
-        fd, tmp = _new_file(directory)
-    except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot write {path!r}: cannot create a file in {directory!r} "
-                                   f"({exc.strerror})") from None
+    fd, tmp = _new_file(os.path.dirname(target), f"cannot write {path!r}")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8") if isinstance(text, str) else text)
+            f.write(data)
         try:  # a file replaced keeps its permissions (as the shell's > keeps them); a new one has the umask's
             os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode) & 0o777)
         except FileNotFoundError:
@@ -332,10 +326,11 @@ def _checksum(payload: dict) -> str:
     return "sha256:" + hashlib.sha256(_dumps(payload).encode("utf-8")).hexdigest()
 
 
-def _new_file(directory) -> tuple[int, str]:
+def _new_file(directory, action: str) -> tuple[int, str]:
     """(descriptor, path) of a new empty file of a free name in directory, made with mode 0o666
     less the process's umask, as open() makes files (mkstemp's are private, and reading the
-    umask means setting it, process-wide)."""
+    umask means setting it, process-wide). Failing, an OSError that begins with ``action``
+    (what could not be done) and says why."""
     import secrets
 
     for _ in range(100):
@@ -344,7 +339,9 @@ def _new_file(directory) -> tuple[int, str]:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), name
         except FileExistsError:
             continue
-    raise FileExistsError(errno.EEXIST, f"no free temporary file name in {directory!r}")
+        except OSError as exc:
+            raise type(exc)(exc.errno, f"{action}: cannot create a file in {directory!r} ({exc.strerror})") from None
+    raise FileExistsError(errno.EEXIST, f"{action}: no free temporary file name in {directory!r}")
 
 
 def _read(path) -> dict:
@@ -542,7 +539,7 @@ def _check_saved_params(estimator) -> None:
     """The parameters a model file would hold, checked as load_model checks them: set_params
     after fit can set a value that fit would refuse (n_estimators=0), and a file written with
     it could not be loaded (nor replace a good one)."""
-    params = {**estimator.get_params(deep=False), **getattr(estimator, "_trained_with", {}), "callbacks": None}
+    params = {**_trained_params(estimator), "callbacks": None}
     try:
         _check_param_values(params)
     except ValueError as exc:

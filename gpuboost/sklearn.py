@@ -22,7 +22,7 @@ from ._device import prediction_device, resolve_device
 from .backends import backend_class, vector_backend_class
 from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
-from .boosting import EvalSet, boost, check_subsample, lower_rate_advice
+from .boosting import EvalSet, boost, check_subsample, lower_rate_advice, sample_size
 from .grower import GrowerParams
 from .losses import predicted_class, softmax
 
@@ -495,12 +495,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
             if not cuda_supports(n_classes, self.max_bins, X.shape[1]):
                 device = "cpu"  # more classes or bins than the GPU kernels hold
-        on_cuda_backend = (device == "cuda" and self.algorithm not in ("klogitboost", "adaboostmh")
-                           and not self.multilabel_)
+        # K-LogitBoost's and AdaBoost.MH's vector trees and multi-label targets: CpuVectorBackend
+        vector_trees = self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_
+        on_cuda_backend = device == "cuda" and not vector_trees
         if not on_cuda_backend:
             # the scores' arrays first (before binning; the histograms' once the columns are known)
-            _validation.check_memory(X.shape[0], n_classes,
-                                     vector=self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_)
+            _validation.check_memory(X.shape[0], n_classes, vector=vector_trees)
             X = _validation.to_host(X)  # a GPU X for CPU training: copied once
         if init is not None:
             self._bin_mapper = init._bin_mapper
@@ -534,10 +534,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         if columns is not None:
             codes = np.ascontiguousarray(codes[:, columns])
         if not on_cuda_backend:  # (the GPU's arrays are on the GPU: its backend checks its memory)
-            vector = self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_
-            _validation.check_memory(n_rows, n_classes, vector=vector, n_features=codes.shape[1],
+            _validation.check_memory(n_rows, n_classes, vector=vector_trees, n_features=codes.shape[1],
                                      n_codes=int(self._bin_mapper.n_bins_.max()) + 1)
-        if self.algorithm in ("klogitboost", "adaboostmh") or self.multilabel_:
+        if vector_trees:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
             backend = vector_backend_class()(
@@ -591,7 +590,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 stop = bool(callback.after_iteration(self, len(train_loss) - 1)) or stop
             return stop
 
-        tree_rows = n_rows if self.subsample >= 1 else max(1, int(np.floor(self.subsample * n_rows + 0.5)))
+        tree_rows = n_rows if self.subsample >= 1 else sample_size(n_rows, self.subsample)
         if tree_rows < 2 * self.min_samples_leaf:  # (a split needs min_samples_leaf rows on each side)
             warnings.warn(f"min_samples_leaf={self.min_samples_leaf} is more than half of the {tree_rows} rows each "
                           "tree is grown on: no tree can split, and the model only learns how frequent the classes are. "

@@ -359,18 +359,27 @@ def test_paths_are_checked_before_writing(fitted, tmp_path):
     assert gpuboost.load_model(bytes(tmp_path / "b.json")).n_trees_ == model.n_trees_
 
 
-def test_a_checkpoint_to_a_missing_folder_fails_before_training(small_multiclass, tmp_path):
-    from gpuboost.callback import Callback, Checkpoint
+def _iteration_counter():
+    """(a callback that records the iterations it sees, their list): none where a check runs
+    before the training."""
+    from gpuboost.callback import Callback
 
-    X, y = small_multiclass
     seen = []
 
     class Count(Callback):
         def after_iteration(self, model, iteration):
             seen.append(iteration)
 
+    return Count(), seen
+
+
+def test_a_checkpoint_to_a_missing_folder_fails_before_training(small_multiclass, tmp_path):
+    from gpuboost.callback import Checkpoint
+
+    X, y = small_multiclass
+    count, seen = _iteration_counter()
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "no" / "c.json"), Count()]).fit(X, y)
+        BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "no" / "c.json"), count]).fit(X, y)
     assert seen == []
 
 
@@ -422,30 +431,30 @@ def test_a_folder_no_file_can_be_made_in_fails_before_training(fitted, small_mul
     Checkpoint, the command line's -o), not after it: check_writable makes and removes a file
     there. Simulated with the file's creation failing with EROFS (root may write to any folder)."""
     import errno
+    import os
 
     from gpuboost import io
-    from gpuboost.callback import Callback, Checkpoint
+    from gpuboost.callback import Checkpoint
 
     model = fitted[0]
     model.save_model(tmp_path / "m.json")
     before = (tmp_path / "m.json").read_bytes()
 
-    def read_only(*args, **kwargs):
-        raise OSError(errno.EROFS, "Read-only file system")
+    make = os.open
 
-    monkeypatch.setattr(io, "_new_file", read_only)
+    def read_only(path, flags, *args, **kwargs):  # (the temporary files gpuboost makes; others as they are)
+        if os.path.basename(path).startswith(".gpuboost-") and flags & os.O_CREAT:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return make(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(io.os, "open", read_only)
     with pytest.raises(OSError, match=r"cannot save the model to .*m.json.*cannot create a file in .*Read-only"):
         model.save_model(tmp_path / "m.json")
     assert (tmp_path / "m.json").read_bytes() == before
     X, y = small_multiclass
-    seen = []
-
-    class Count(Callback):
-        def after_iteration(self, model, iteration):
-            seen.append(iteration)
-
+    count, seen = _iteration_counter()
     with pytest.raises(OSError, match="cannot create a file"):
-        BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "c.json", every=2), Count()]).fit(X, y)
+        BoostClassifier(n_estimators=3, callbacks=[Checkpoint(tmp_path / "c.json", every=2), count]).fit(X, y)
     assert seen == []
 
 
