@@ -15,6 +15,7 @@ on a sample of the features only, drawn anew for each tree.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
 from collections.abc import Callable
@@ -233,9 +234,14 @@ def boost(
     trial_trees = 0
     hamming: list[float] = []
 
+    # the fit's thread count for the predictions of the eval sets and of init_trees (the
+    # compiled backend's threads; the caller's numba count is another process's share, say)
+    threads = getattr(backend, "threads", contextlib.nullcontext)
+
     def monitor(iteration_trees: list[Tree]) -> None:
         for k, e in enumerate(eval_sets):
-            backend.add_trees(eval_F[k], iteration_trees, e.codes, missing_code, learning_rate)
+            with threads():
+                backend.add_trees(eval_F[k], iteration_trees, e.codes, missing_code, learning_rate)
             loss, errors = e.measures(eval_F[k])
             eval_loss[k].append(loss)
             eval_error[k].append(errors)
@@ -303,7 +309,8 @@ def boost(
                                else (training_codes, missing_code))
         for start in range(0, len(trees), per_iteration):
             group = trees[start:start + per_iteration]
-            backend.add_trees(F, group, codes, code_missing, learning_rate)
+            with threads():
+                backend.add_trees(F, group, codes, code_missing, learning_rate)
             monitor(group)
             if hasattr(backend, "hamming_loss"):  # AdaBoost.MH: each kept iteration's Hamming loss again
                 backend.set_scores(F)

@@ -950,12 +950,15 @@ def _depth(tree, node=0):
     return 1 + max(_depth(tree, int(tree.left[node])), _depth(tree, int(tree.right[node])))
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_ensemble_walk_of_fixed_length_is_the_references(threads):
+@pytest.mark.parametrize("threads, walks", [(1, 0), (2, 0), (2, None)])
+def test_ensemble_walk_of_fixed_length_is_the_references(threads, walks, monkeypatch):
     # add_trees walks every row depth[t] steps down tree t, four rows at a time, a leaf leading
     # to itself: trees of many depths, a tree that is a single leaf, rows that are not a
-    # multiple of four (nor of the blocks), missing values; the same scores as the reference
+    # multiple of four (nor of the blocks), missing values; the same scores as the reference,
+    # on the parallel walk (PARALLEL_WALKS 0) and on the serial one (None: fewer walks than it)
     import numba
+
+    from gpuboost.backends import cpu
 
     from gpuboost import BoostClassifier
     from gpuboost.backends import _numba_cpu as kernels
@@ -1003,12 +1006,19 @@ def test_ensemble_walk_of_fixed_length_is_the_references(threads):
     assert depth.min() == 0 and depth.max() == 12
     F_ref, F_fast = np.zeros((303, 4)), np.zeros((303, 4))
     Backend.add_trees.__func__(NumpyBackend, F_ref, trees, codes, missing, 0.1)
+    if walks is not None:
+        monkeypatch.setattr(cpu, "PARALLEL_WALKS", walks)
+    else:
+        assert 303 * len(trees) < cpu.PARALLEL_WALKS
+    recording = _RecordingKernels()
+    monkeypatch.setattr(cpu, "kernels", recording)
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
         CpuBackend.add_trees(F_fast, trees, codes, missing, 0.1)
     finally:
         numba.set_num_threads(previous)
+    assert recording.seen == [(threads, "serial" if walks is None or threads == 1 else threads)]
     np.testing.assert_array_equal(F_ref, F_fast)
 
 
@@ -2084,34 +2094,85 @@ def test_the_reference_switch_reads_an_empty_value_as_unset(value, backend, monk
         backend_class("cpu")
 
 
+class _RecordingKernels:
+    """The compiled kernels, with each add_trees call recorded: (numba's thread count, the
+    row blocks) for the parallel walk, (thread count, "serial") for the serial one."""
+
+    def __init__(self):
+        from gpuboost.backends import cpu
+
+        self._module = cpu._numba_cpu
+        self.seen = []
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def add_trees(self, *args):
+        self.seen.append((numba.get_num_threads(), args[-1]))
+        return self._module.add_trees(*args)
+
+    def add_trees_serial(self, *args):
+        self.seen.append((numba.get_num_threads(), "serial"))
+        return self._module.add_trees_serial(*args)
+
+
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread")
 def test_prediction_runs_on_n_jobs_threads(small_multiclass, monkeypatch):
     """predict and the staged methods run the compiled walk on n_jobs's threads, as fit does
     (a search's workers each scoring on every core oversubscribed the machine), and leave the
-    caller's numba thread count as it was."""
+    caller's numba thread count as it was; on one thread without a parallel region, and on
+    one thread where the rows times the trees are fewer than PARALLEL_WALKS."""
     from gpuboost import BoostClassifier
     from gpuboost.backends import cpu
 
     X, y = small_multiclass
-    model = BoostClassifier(n_estimators=3, max_leaves=4, n_jobs=1).fit(X, y)
-    seen = []
-
-    class Recording:
-        def __getattr__(self, name):
-            return getattr(cpu._numba_cpu, name)
-
-        def add_trees(self, *args):
-            seen.append((numba.get_num_threads(), args[-1]))
-            return cpu._numba_cpu.add_trees(*args)
-
-    monkeypatch.setattr(cpu, "kernels", Recording())
+    one = BoostClassifier(n_estimators=3, max_leaves=4, n_jobs=1).fit(X, y)
+    two = BoostClassifier(n_estimators=3, max_leaves=4, n_jobs=2).fit(X, y)
+    recording = _RecordingKernels()
+    monkeypatch.setattr(cpu, "kernels", recording)
     before = numba.get_num_threads()
     numba.set_num_threads(2)
     try:
-        expected = model.predict_proba(X)
-        staged = list(model.staged_predict_proba(X))
-        assert numba.get_num_threads() == 2
+        results = {}
+        for walks in (0, cpu.PARALLEL_WALKS):
+            monkeypatch.setattr(cpu, "PARALLEL_WALKS", walks)
+            for model in (one, two):
+                recording.seen.clear()
+                expected = model.predict_proba(X)
+                staged = list(model.staged_predict_proba(X))
+                assert numba.get_num_threads() == 2
+                results[walks, model.n_jobs] = recording.seen[:]
+                np.testing.assert_array_equal(staged[-1], expected)
     finally:
         numba.set_num_threads(before)
-    assert seen and all(threads == (1, 1) for threads in seen), seen
-    np.testing.assert_array_equal(staged[-1], expected)
+    assert len(X) * 3 < cpu.PARALLEL_WALKS  # (small: the serial walk below, at the default)
+    assert results[0, 1] and all(call == (1, "serial") for call in results[0, 1]), results[0, 1]
+    assert results[0, 2] and all(call == (2, 2) for call in results[0, 2]), results[0, 2]
+    for n_jobs in (1, 2):
+        calls = results[cpu.PARALLEL_WALKS, n_jobs]
+        assert calls and all(call == (n_jobs, "serial") for call in calls), calls
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread")
+def test_eval_sets_and_init_trees_are_scored_on_the_fits_threads(small_multiclass, monkeypatch):
+    """The eval sets' scores after each iteration, and the training scores of a continued
+    model's trees, are walked on the fit's n_jobs threads, not on the caller's numba count."""
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import cpu
+
+    X, y = small_multiclass
+    recording = _RecordingKernels()
+    monkeypatch.setattr(cpu, "kernels", recording)
+    monkeypatch.setattr(cpu, "PARALLEL_WALKS", 0)
+    before = numba.get_num_threads()
+    try:
+        for n_jobs, caller in ((1, 2), (2, 1)):
+            numba.set_num_threads(caller)
+            recording.seen.clear()
+            model = BoostClassifier(n_estimators=2, max_leaves=4, n_jobs=n_jobs).fit(X, y, eval_set=[(X, y)])
+            model.set_params(n_estimators=4).fit(X, y, eval_set=[(X, y)], init_model=model)
+            assert numba.get_num_threads() == caller
+            want = (1, "serial") if n_jobs == 1 else (2, 2)
+            assert len(recording.seen) >= 6 and all(call == want for call in recording.seen), recording.seen
+    finally:
+        numba.set_num_threads(before)

@@ -3478,7 +3478,11 @@ def add_trees(F, codes, missing_code, feature, bin_, missing_left, walk_left, wa
     steps[leaf_start[j]:leaf_start[j + 1]] at classes[...] (zero elsewhere: adding 0.0 would
     change nothing). Each score gets one addition per tree, in tree order, as in
     Backend.add_trees; rows are independent, so n_blocks (the threads' row blocks) changes
-    nothing in the result.
+    nothing in the result. One parallel region a call: each thread walks its rows through a
+    block of trees (TREE_BLOCK) before the next block (_add_trees_rows). add_trees_serial is
+    the same walk without a region, for small work: a region whose second thread waits for
+    a CPU that another process holds costs milliseconds (one row through 1000 trees took
+    124 ms against 0.8 beside a busy process, with a region every 64 trees, 2026-11-27).
 
     Rows walk a tree four at a time, until all four are at their leaves (at most the tree's
     depth), a row at its leaf staying there (walk_left, walk_right and depth as _walks gives
@@ -3487,48 +3491,64 @@ def add_trees(F, codes, missing_code, feature, bin_, missing_left, walk_left, wa
     branch on its side: pendigits' 3498 test rows through 1000 trees 58 -> 29 ms, letter's
     4000 through 2000 trees 111 -> 70 ms (2 threads, 2026-11-25).
     """
-    n, K = F.shape
+    n = F.shape[0]
+    for block in prange(n_blocks):
+        b = np.int64(block)
+        _add_trees_rows(F, codes, missing_code, feature, bin_, missing_left, walk_left, walk_right, depth, leaf_start,
+                        classes, steps, node_offset, b * n // n_blocks, (b + 1) * n // n_blocks)
+
+
+@njit(cache=True)
+def add_trees_serial(F, codes, missing_code, feature, bin_, missing_left, walk_left, walk_right, depth, leaf_start,
+                     classes, steps, node_offset):
+    """add_trees on the calling thread (no parallel region): the same sums."""
+    _add_trees_rows(F, codes, missing_code, feature, bin_, missing_left, walk_left, walk_right, depth, leaf_start,
+                    classes, steps, node_offset, np.int64(0), np.int64(F.shape[0]))
+
+
+@njit(cache=True)
+def _add_trees_rows(F, codes, missing_code, feature, bin_, missing_left, walk_left, walk_right, depth, leaf_start,
+                    classes, steps, node_offset, i_start, i_end):
+    """add_trees for rows i_start .. i_end - 1: every tree, a block of trees at a time."""
     n_trees = node_offset.shape[0] - 1
     for t0 in range(0, n_trees, TREE_BLOCK):
         t1 = min(n_trees, t0 + TREE_BLOCK)
-        for block in prange(n_blocks):
-            i = block * n // n_blocks
-            i_end = (block + 1) * n // n_blocks
-            while i + 4 <= i_end:
-                for t in range(t0, t1):
-                    base = node_offset[t]
-                    a0 = base
-                    a1 = base
-                    a2 = base
-                    a3 = base
-                    for _ in range(depth[t]):  # the four rows' codes first, then their steps
-                        f0 = _at(feature, a0)  # (node ids are >= 0: no wraparound, _at)
-                        f1 = _at(feature, a1)
-                        f2 = _at(feature, a2)
-                        f3 = _at(feature, a3)
-                        if (f0 & f1 & f2 & f3) < 0:  # all four at leaves (feature -1)
-                            break
-                        c0 = _at2(codes, i, max(f0, 0))  # (a row at a leaf reads feature 0, and stays)
-                        c1 = _at2(codes, i + 1, max(f1, 0))
-                        c2 = _at2(codes, i + 2, max(f2, 0))
-                        c3 = _at2(codes, i + 3, max(f3, 0))
-                        a0 = base + _walk_child(a0, c0, missing_code, bin_, missing_left, walk_left, walk_right)
-                        a1 = base + _walk_child(a1, c1, missing_code, bin_, missing_left, walk_left, walk_right)
-                        a2 = base + _walk_child(a2, c2, missing_code, bin_, missing_left, walk_left, walk_right)
-                        a3 = base + _walk_child(a3, c3, missing_code, bin_, missing_left, walk_left, walk_right)
-                    _add_leaf_step(F, i, a0, leaf_start, classes, steps)
-                    _add_leaf_step(F, i + 1, a1, leaf_start, classes, steps)
-                    _add_leaf_step(F, i + 2, a2, leaf_start, classes, steps)
-                    _add_leaf_step(F, i + 3, a3, leaf_start, classes, steps)
-                i += 4
-            while i < i_end:
-                for t in range(t0, t1):
-                    base = node_offset[t]
-                    at = base
-                    for _ in range(depth[t]):
-                        if feature[at] < 0:
-                            break
-                        at = base + _walk_child(at, codes[i, feature[at]], missing_code, bin_, missing_left, walk_left,
-                                                walk_right)
-                    _add_leaf_step(F, i, at, leaf_start, classes, steps)
-                i += 1
+        i = i_start
+        while i + 4 <= i_end:
+            for t in range(t0, t1):
+                base = node_offset[t]
+                a0 = base
+                a1 = base
+                a2 = base
+                a3 = base
+                for _ in range(depth[t]):  # the four rows' codes first, then their steps
+                    f0 = _at(feature, a0)  # (node ids are >= 0: no wraparound, _at)
+                    f1 = _at(feature, a1)
+                    f2 = _at(feature, a2)
+                    f3 = _at(feature, a3)
+                    if (f0 & f1 & f2 & f3) < 0:  # all four at leaves (feature -1)
+                        break
+                    c0 = _at2(codes, i, max(f0, 0))  # (a row at a leaf reads feature 0, and stays)
+                    c1 = _at2(codes, i + 1, max(f1, 0))
+                    c2 = _at2(codes, i + 2, max(f2, 0))
+                    c3 = _at2(codes, i + 3, max(f3, 0))
+                    a0 = base + _walk_child(a0, c0, missing_code, bin_, missing_left, walk_left, walk_right)
+                    a1 = base + _walk_child(a1, c1, missing_code, bin_, missing_left, walk_left, walk_right)
+                    a2 = base + _walk_child(a2, c2, missing_code, bin_, missing_left, walk_left, walk_right)
+                    a3 = base + _walk_child(a3, c3, missing_code, bin_, missing_left, walk_left, walk_right)
+                _add_leaf_step(F, i, a0, leaf_start, classes, steps)
+                _add_leaf_step(F, i + 1, a1, leaf_start, classes, steps)
+                _add_leaf_step(F, i + 2, a2, leaf_start, classes, steps)
+                _add_leaf_step(F, i + 3, a3, leaf_start, classes, steps)
+            i += 4
+        while i < i_end:
+            for t in range(t0, t1):
+                base = node_offset[t]
+                at = base
+                for _ in range(depth[t]):
+                    if feature[at] < 0:
+                        break
+                    at = base + _walk_child(at, codes[i, feature[at]], missing_code, bin_, missing_left, walk_left,
+                                            walk_right)
+                _add_leaf_step(F, i, at, leaf_start, classes, steps)
+            i += 1

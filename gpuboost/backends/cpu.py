@@ -79,6 +79,12 @@ class _SerialKernels:
 kernels = _SerialKernels(_numba_cpu)
 
 
+#: Rows times trees from which add_packed walks on numba's threads: below, one thread walks them
+#: all (about a millisecond), and no parallel region waits for a second thread that may not
+#: get a CPU soon (beside a busy process: see kernels.add_trees).
+PARALLEL_WALKS = 1 << 15
+
+
 @contextmanager
 def _threads(n):
     """numba's parallel kernels run on n threads inside the block; the caller's count after.
@@ -179,6 +185,10 @@ class CpuBackend(Backend):
 
     def set_scores(self, F):
         return self._score(F, None)
+
+    def threads(self):
+        """The context in which numba's kernels run on this backend's threads (n_threads)."""
+        return _threads(self.n_threads)
 
     @property
     def pc(self):
@@ -339,11 +349,17 @@ class CpuBackend(Backend):
     @staticmethod
     def add_packed(F, packed, codes, missing_code):
         """add_trees of the trees that pack_trees packed (for the n_classes and learning rate
-        it was given)."""
+        it was given), on numba's threads where the rows times the trees reach PARALLEL_WALKS,
+        else on the calling thread (the same sums)."""
         out = np.ascontiguousarray(F, dtype=np.float64)
-        kernels.add_trees(out, np.ascontiguousarray(codes), int(missing_code), packed.feature, packed.bin,
-                          packed.missing_left, packed.left, packed.right, packed.depth, packed.leaf_start,
-                          packed.classes, packed.steps, packed.node_offset, max(1, numba.get_num_threads()))
+        args = (out, np.ascontiguousarray(codes), int(missing_code), packed.feature, packed.bin, packed.missing_left,
+                packed.left, packed.right, packed.depth, packed.leaf_start, packed.classes, packed.steps,
+                packed.node_offset)
+        n_threads = numba.get_num_threads()
+        if n_threads > 1 and out.shape[0] * (len(packed.node_offset) - 1) >= PARALLEL_WALKS:
+            kernels.add_trees(*args, n_threads)
+        else:
+            kernels.add_trees_serial(*args)
         if out is not F:
             F[...] = out
 
