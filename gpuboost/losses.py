@@ -25,6 +25,7 @@ __all__ = [
     "logistic_link",
     "predicted_class",
     "softmax",
+    "softmax_probabilities",
     "softmax_with_loss",
     "multiclass_loss",
     "gradient",
@@ -62,6 +63,20 @@ def exponent_shift(m: np.ndarray) -> np.ndarray:
     """The exponentials' shift for row maxima m: m rounded down to a multiple of SHIFT_STEP
     (exact: a division and a product by a power of two, and a floor)."""
     return SHIFT_STEP * np.floor(m / SHIFT_STEP)
+
+
+#: Cells (rows x classes) of the blocks of rows that the functions of predictions and eval sets
+#: (softmax_probabilities, multiclass_loss, predicted_class) take at a time: their temporaries
+#: stay in the CPU's cache, and their memory is the result's, not five times it (predict_proba of
+#: 1000 classes held 763 MB for a 153 MB result, 2026-11-27). Rows are independent in each, and
+#: a row's values are those of the whole array's computation.
+BLOCK_CELLS = 1 << 15
+
+
+def row_blocks(n_rows: int, n_classes: int):
+    """Slices of 0 .. n_rows - 1 of about BLOCK_CELLS cells each (64 rows at least)."""
+    step = max(64, BLOCK_CELLS // max(1, n_classes))
+    return [slice(start, min(n_rows, start + step)) for start in range(0, n_rows, step)]
 
 
 def _scaled_exponentials(F: np.ndarray, by_step: bool = True):
@@ -130,9 +145,32 @@ def softmax(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, pc
 
 
+def softmax_probabilities(F: np.ndarray) -> np.ndarray:
+    """``softmax(F)[0]``, the same values, a block of rows at a time (``row_blocks``): no n x K
+    array but the result (predict_proba's)."""
+    F = np.asarray(F, dtype=np.float64)
+    p = np.empty(F.shape)
+    for rows in row_blocks(*F.shape):
+        e, top, rest, e_top = _scaled_exponentials(F[rows], by_step=False)
+        np.divide(e, (e_top + rest)[:, None], out=p[rows])
+    return p
+
+
 def multiclass_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
-    """Training loss ``sum_i w_i (-log p_{i,y_i})``, computed as logsumexp(F_i) - F_{i,y_i}."""
-    return softmax_with_loss(F, y, sample_weight)[2]
+    """Training loss ``sum_i w_i (-log p_{i,y_i})``, computed as logsumexp(F_i) - F_{i,y_i}:
+    ``softmax_with_loss(F, y, sample_weight)[2]``, the same value, a block of rows at a time
+    (``row_blocks``; the eval sets' loss after every iteration)."""
+    F = np.asarray(F, dtype=np.float64)
+    y = np.asarray(y)
+    per_sample = np.empty(F.shape[0])
+    for rows in row_blocks(*F.shape):
+        block = F[rows]
+        _, top, rest, e_top = _scaled_exponentials(block)
+        at = np.arange(block.shape[0])
+        per_sample[rows] = (block[at, top] - block[at, y[rows]]) + np.log1p(rest / e_top)
+    if sample_weight is not None:
+        per_sample = per_sample * sample_weight
+    return float(per_sample.sum())
 
 
 def klogit_link(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None):
@@ -251,10 +289,15 @@ PREDICTION_TIE = 1e-12
 
 def predicted_class(F: np.ndarray) -> np.ndarray:
     """Index of the predicted class of each row of F (n_samples, n_classes): the largest
-    score, ties (``PREDICTION_TIE``) to the lowest index."""
-    top = F.max(axis=1, keepdims=True)
-    scale = np.maximum(1.0, np.abs(F).max(axis=1, keepdims=True))
-    return np.argmax(F >= top - PREDICTION_TIE * scale, axis=1)
+    score, ties (``PREDICTION_TIE``) to the lowest index (a block of rows at a time)."""
+    F = np.asarray(F)
+    out = np.empty(F.shape[0], dtype=np.intp)
+    for rows in row_blocks(*F.shape):
+        block = F[rows]
+        top = block.max(axis=1, keepdims=True)
+        scale = np.maximum(1.0, np.abs(block).max(axis=1, keepdims=True))
+        out[rows] = np.argmax(block >= top - PREDICTION_TIE * scale, axis=1)
+    return out
 
 
 #: A computed gain at most this multiple of its terms' magnitude is rounding noise, not a gain.

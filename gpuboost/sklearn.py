@@ -24,7 +24,7 @@ from .binning import BinMapper
 from .algorithms import ALGORITHMS, trees_per_iteration
 from .boosting import EvalSet, boost, check_subsample, lower_rate_advice, sample_size
 from .grower import GrowerParams
-from .losses import predicted_class, softmax
+from .losses import predicted_class, softmax_probabilities
 
 __all__ = ["BoostClassifier", "ALGORITHMS"]
 
@@ -1035,14 +1035,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             # 1 / (1 + exp(-scale F)) without overflow, and to full precision below 1/2 (where
             # 0.5 (1 + tanh(scale F / 2)) lost every digit: exactly 0 from scale F <= -38)
             return expit(scale * F)
-        return softmax(F)[0]
+        return softmax_probabilities(F)
 
     def _as_prediction(self, F: np.ndarray) -> np.ndarray:
         if getattr(self, "multilabel_", False):
             if self._label_logit_scale() is not None:  # the sign rule: p > 1/2
                 labels = F > 0
             else:  # p estimates eta = 1/|S|: the labels within half of the row's largest p
-                p = softmax(F)[0]
+                p = softmax_probabilities(F)
                 labels = p >= 0.5 * p.max(axis=1, keepdims=True)
             if not getattr(self, "empty_label_sets_", False):  # no training row was without a label
                 labels[np.arange(F.shape[0]), predicted_class(F)] = True

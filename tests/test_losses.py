@@ -184,3 +184,25 @@ def test_split_gain_is_the_loss_decrease():
     children = -GL**2 / (2 * HL) - GR**2 / (2 * HR)
     np.testing.assert_allclose(gain, parent - children, rtol=1e-14)
     assert gain > 0
+
+
+@pytest.mark.parametrize("n, K", [(0, 3), (5, 2), (10000, 7), (700, 130), (130, 1000)])
+def test_prediction_functions_by_row_blocks_are_the_whole_arrays(n, K):
+    """softmax_probabilities, multiclass_loss and predicted_class take the rows a block at a
+    time (row_blocks): the values of the whole array's computation, bit for bit, across the
+    blocks' edges (with ties, scores far apart and weights)."""
+    from gpuboost.losses import (PREDICTION_TIE, _softmax_parts, multiclass_loss, predicted_class, row_blocks,
+                                 softmax_probabilities, softmax_with_loss)
+
+    rng = np.random.default_rng(n + K)
+    F = rng.normal(scale=30.0, size=(n, K))
+    F[::5] = np.round(F[::5])  # (ties)
+    y = rng.integers(0, K, n)
+    w = rng.uniform(0.0, 2.0, n)
+    assert len(row_blocks(n, K)) == (3 if n > 100 else 1 if n else 0)  # (the large cases cross two edges)
+    np.testing.assert_array_equal(softmax_probabilities(F), _softmax_parts(F, by_step=False)[0])
+    for weight in (None, w):
+        assert multiclass_loss(F, y, weight) == softmax_with_loss(F, y, weight)[2]
+    top = F.max(axis=1, keepdims=True)
+    scale = np.maximum(1.0, np.abs(F).max(axis=1, keepdims=True))
+    np.testing.assert_array_equal(predicted_class(F), np.argmax(F >= top - PREDICTION_TIE * scale, axis=1))
