@@ -68,9 +68,12 @@ class Checkpoint(Callback):
     def __init__(self, path, every: int = 100):
         self.every = _integer("every", every, 1)
         self.path = os.fspath(path)
+        self._tree_texts = {}  # the trees' JSON texts during a fit (io.model_text): each written once
 
     def before_training(self, model) -> None:
         from .io import _check_saved_params, _classes_to_json, check_writable
+
+        self._tree_texts = {}
 
         # before the first `every` iterations are trained for nothing: a path it cannot write,
         # and labels or parameters a model file cannot hold (datetime64 classes, say)
@@ -81,11 +84,17 @@ class Checkpoint(Callback):
 
     def after_iteration(self, model, iteration: int) -> bool:
         if (iteration + 1) % self.every == 0:
-            model.save_model(self.path)
+            self._save(model)
         return False
 
     def after_training(self, model) -> None:
-        model.save_model(self.path)
+        self._save(model)
+        self._tree_texts = {}
+
+    def _save(self, model) -> None:
+        from .io import save_model
+
+        save_model(model, self.path, self._tree_texts)
 
     def __repr__(self) -> str:
         return f"Checkpoint({self.path!r}, every={self.every})"

@@ -13,6 +13,7 @@ import hashlib
 import json
 import numbers
 import os
+import re
 import stat
 import sys
 
@@ -157,12 +158,15 @@ def _class_weight_from_pairs(pairs, classes: np.ndarray) -> dict:
     return weights
 
 
-def model_to_dict(estimator) -> dict:
-    trees = []
-    for tree in estimator.trees_:
-        entry = tree.to_dict()
-        entry["threshold"] = _finite_or_none(tree.threshold)
-        trees.append(entry)
+def _tree_entry(tree: Tree) -> dict:
+    entry = tree.to_dict()
+    entry["threshold"] = _finite_or_none(tree.threshold)
+    return entry
+
+
+def model_to_dict(estimator, trees: bool = True) -> dict:
+    """The model file's content (without its checksum); with ``trees`` False, None in the place
+    of the trees (model_text writes them)."""
     return {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -176,7 +180,7 @@ def model_to_dict(estimator) -> dict:
         "binning": estimator._bin_mapper.to_dict(),
         "initial_loss": float(estimator.initial_loss_),
         "train_loss": [float(v) for v in estimator.train_loss_],
-        "trees": trees,
+        "trees": [_tree_entry(tree) for tree in estimator.trees_] if trees else None,
         **({"multilabel": True} if getattr(estimator, "multilabel_", False) else {}),
         **({"empty_label_sets": True} if getattr(estimator, "empty_label_sets_", False) else {}),
         **({"train_hamming_loss": [float(v) for v in estimator.train_hamming_loss_]}
@@ -239,16 +243,45 @@ def check_writable(path, what: str = "the model") -> str:
     return path
 
 
-def save_model(estimator, path) -> None:
-    """Write a fitted estimator to ``path`` (JSON), atomically."""
+def save_model(estimator, path, tree_texts: dict | None = None) -> None:
+    """Write a fitted estimator to ``path`` (JSON), atomically (tree_texts: see model_text)."""
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(estimator, "trees_")
     path = check_writable(path)
     _check_saved_params(estimator)
-    payload = model_to_dict(estimator)
-    payload["checksum"] = _checksum(payload)
-    write_text_atomically(path, _dumps(payload))
+    write_text_atomically(path, model_text(estimator, tree_texts))
+
+
+def model_text(estimator, tree_texts: dict | None = None) -> str:
+    """The model file's text: ``_dumps`` of model_to_dict's content with its checksum as the last
+    key, the same text, written in one pass: each tree's JSON once (and a dict tree_texts,
+    given, keeps it for the next call: Checkpoint saves a model of more trees each time, and
+    wrote every tree again at each save, a checkpointed fit's time growing with the square of
+    its trees), the checksum of that text without encoding it again."""
+    payload = model_to_dict(estimator, trees=False)
+    keys = list(payload)
+    at = keys.index("trees")
+    head = _dumps({key: payload[key] for key in keys[:at]})
+    tail = _dumps({key: payload[key] for key in keys[at + 1:]})
+    trees = ",".join(_tree_text(tree, tree_texts) for tree in estimator.trees_)
+    body = head[:-1] + ',"trees":[' + trees + "]" + ("," + tail[1:] if len(tail) > 2 else "}")
+    return body[:-1] + ',"checksum":' + json.dumps(_text_checksum(body)) + "}"
+
+
+def _tree_text(tree: Tree, kept: dict | None) -> str:
+    """The tree's JSON (as _dumps writes it in a model file); kept: a dict of the texts made
+    before, by the tree's id, each with the tree's arrays (read-only: the same arrays, the
+    same text; a tree given new arrays, or a new tree at a freed id, is written again)."""
+    if kept is None:
+        return _dumps(_tree_entry(tree))
+    arrays = tuple(vars(tree).values())
+    entry = kept.get(id(tree))
+    if entry is not None and len(entry[0]) == len(arrays) and all(a is b for a, b in zip(entry[0], arrays)):
+        return entry[1]
+    text = _dumps(_tree_entry(tree))
+    kept[id(tree)] = (arrays, text)
+    return text
 
 
 def write_text_atomically(path, text) -> None:
@@ -323,7 +356,23 @@ def _checksum(payload: dict) -> str:
     Floats are written with repr, which parses back to the same float and prints again the
     same way, so a reader re-serialising what it parsed gets the writer's exact text.
     """
-    return "sha256:" + hashlib.sha256(_dumps(payload).encode("utf-8")).hexdigest()
+    return _text_checksum(_dumps(payload))
+
+
+def _text_checksum(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: The end of a file that model_text wrote: its checksum, the last key
+_CHECKSUM_END = re.compile(r',"checksum":"(sha256:[0-9a-f]{64})"}\s*\Z')
+
+
+def _written_intact(text: str) -> bool:
+    """Whether text ends as model_text ends a file, with the checksum of the text before it
+    (then the file is intact without writing its content again; a file written otherwise, by
+    another tool or with its keys in another order, is checked from its content)."""
+    end = _CHECKSUM_END.search(text, max(0, len(text) - 200))
+    return end is not None and _text_checksum(text[:end.start()] + "}") == end.group(1)
 
 
 def _new_file(directory, action: str) -> tuple[int, str]:
@@ -348,7 +397,8 @@ def _read(path) -> dict:
     path = _model_path(path, "load_model")
     try:
         with open(path, "r", encoding="utf-8") as f:
-            data = json.load(f)
+            text = f.read()
+        data = json.loads(text)
     except RecursionError:
         raise ModelFormatError(f"{path} is not a gpuboost model file: its JSON is nested too deeply.") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:  # (ValueError: a huge integer)
@@ -376,7 +426,8 @@ def _read(path) -> dict:
         return data
     checksum = data.pop("checksum")
     try:
-        intact = checksum == _checksum(data)
+        intact = (isinstance(checksum, str) and checksum in text[-200:] and _written_intact(text)
+                  or checksum == _checksum(data))
     except (TypeError, ValueError):  # NaN or other values JSON of ours never holds
         intact = False
     if not intact:

@@ -592,3 +592,80 @@ def test_a_bytes_path_is_a_model_file_for_init_model(fitted, small_multiclass, t
     model.save_model(tmp_path / "m.json")
     more = BoostClassifier(n_estimators=17, max_leaves=6).fit(X, y, init_model=bytes(tmp_path / "m.json"))
     assert more.n_estimators_ == 17
+
+
+def _one_dict_text(model):
+    """The model file as one json.dumps of its content and checksum (how save_model wrote it
+    before model_text)."""
+    from gpuboost.io import _checksum, _dumps, model_to_dict
+
+    payload = model_to_dict(model)
+    payload["checksum"] = _checksum(payload)
+    return _dumps(payload)
+
+
+def test_model_text_is_the_content_dumped_whole(fitted, small_multiclass):
+    """model_text writes the trees' texts and the checksum into the other keys' text: the same
+    text as the whole content dumped at once, with keys after the trees (multi-label, AdaBoost.MH's
+    Hamming losses, early stopping's choice) and without."""
+    from gpuboost.io import model_text
+
+    X, y = small_multiclass
+    Y = np.stack([y == 0, y == 1, X[:, 0] > 0], axis=1).astype(int)
+    models = [fitted[0],
+              BoostClassifier(algorithm="adaboostmh", n_estimators=3, max_leaves=4).fit(X, Y),
+              BoostClassifier(n_estimators=20, max_leaves=4, early_stopping_rounds=2,
+                              validation_fraction=0.3, random_state=0).fit(X, y)]
+    assert hasattr(models[2], "best_iteration_") and hasattr(models[1], "train_hamming_loss_")
+    for model in models:
+        assert model_text(model) == _one_dict_text(model)
+        assert model_text(model, {}) == _one_dict_text(model)
+
+
+def test_a_checkpoint_writes_each_tree_once_and_the_same_files(small_multiclass, tmp_path, monkeypatch):
+    """Checkpoint keeps each tree's text between its saves (a checkpointed fit wrote every tree
+    again at each save): its files are those save_model writes, and a tree given new arrays is
+    written again."""
+    from gpuboost import io
+    from gpuboost.callback import Checkpoint
+
+    X, y = small_multiclass
+    written = []
+    dumps = io._tree_entry
+
+    def counting(tree):
+        written.append(id(tree))
+        return dumps(tree)
+
+    monkeypatch.setattr(io, "_tree_entry", counting)
+    path = tmp_path / "checkpoint.json"
+    model = BoostClassifier(n_estimators=12, max_leaves=4, callbacks=[Checkpoint(path, every=3)]).fit(X, y)
+    assert len(written) == len(model.trees_) == 12 and len(set(written)) == 12
+    model.save_model(tmp_path / "saved.json")
+    assert path.read_bytes() == (tmp_path / "saved.json").read_bytes()
+    kept = {}
+    first = io.model_text(model, kept)
+    tree = model.trees_[4]
+    tree.value = tree.value * 2.0  # (new arrays: the tree's text again)
+    written.clear()
+    text = io.model_text(model, kept)
+    assert written == [id(tree)]
+    assert text == _one_dict_text(model) != first
+
+
+def test_a_file_written_in_another_layout_is_checked_from_its_content(fitted, tmp_path):
+    """A file whose JSON was laid out again (indented, its keys in another order) loads when its
+    content is the saved one, and not when a value differs."""
+    model, X = fitted
+    model.save_model(tmp_path / "m.json")
+    data = json.loads((tmp_path / "m.json").read_text())
+    (tmp_path / "indented.json").write_text(json.dumps(data, indent=2))
+    np.testing.assert_array_equal(gpuboost.load_model(tmp_path / "indented.json").predict_proba(X),
+                                  model.predict_proba(X))
+    moved = {"checksum": data.pop("checksum"), **data}
+    (tmp_path / "moved.json").write_text(json.dumps(moved, separators=(",", ":")))
+    assert gpuboost.load_model(tmp_path / "moved.json").n_trees_ == model.n_trees_
+    moved["initial_loss"] += 1.0
+    (tmp_path / "edited.json").write_text(json.dumps(moved, separators=(",", ":")))
+    with pytest.raises(ModelFormatError, match="edited or damaged"):
+        gpuboost.load_model(tmp_path / "edited.json")
