@@ -69,6 +69,21 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def openmp_threads() -> int:
+    """The threads OpenMP would run (OMP_NUM_THREADS, or a threadpoolctl limit), as scikit-learn's
+    own estimators read them (a process that sets OMP_NUM_THREADS=1, as dask's and ray's workers
+    do, ran gpuboost on every CPU); a large number where that cannot be read."""
+    try:
+        from sklearn.utils import _openmp_helpers
+
+        if _openmp_helpers._openmp_parallelism_enabled():  # (else scikit-learn says 1, for itself)
+            return max(1, int(_openmp_helpers._openmp_effective_n_threads(only_physical_cores=False)))
+    except Exception:  # (private helpers of scikit-learn's, which may move: OMP_NUM_THREADS then)
+        pass
+    value = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1 << 30
+
+
 def _splittable_columns(codes) -> np.ndarray | None:
     """The indices of the columns of binned training rows that hold two codes or more (the
     missing values' code counts), and the first column whatever it holds (the backends sum a
@@ -139,9 +154,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
         CPU threads of fit, prediction and contributions: None means every CPU this process
-        may use (its affinity, and a container's CPU quota, as joblib counts them), negative
-        values count back from it (-1: all, -2: all but one), as in scikit-learn. The model
-        does not depend on it: every sum runs in the same order whatever the number of threads.
+        may use (its affinity, and a container's CPU quota, as joblib counts them), or fewer
+        where OpenMP is limited (``OMP_NUM_THREADS``, threadpoolctl's ``threadpool_limits``), as
+        scikit-learn's estimators take it; negative values count back from the CPUs (-1: all,
+        -2: all but one), as in scikit-learn. The model does not depend on it: every sum runs in
+        the same order whatever the number of threads.
     random_state : int, RandomState instance or None, default=None
         Draws the rows that ``validation_fraction`` holds out, ``subsample``'s rows and
         ``colsample_bytree``'s features (an int: the same draws at every fit). Nothing else is
@@ -326,7 +343,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def _n_threads(self) -> int:
         available = usable_cpus()
         if self.n_jobs is None:
-            return available
+            return min(available, openmp_threads())
         return min(self.n_jobs, available) if self.n_jobs > 0 else max(1, available + 1 + self.n_jobs)
 
     def _check_X(self, X, reset: bool) -> np.ndarray:
@@ -533,9 +550,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         all_codes, columns = codes, (None if on_cuda_backend else _splittable_columns(codes))
         if columns is not None:
             codes = np.ascontiguousarray(codes[:, columns])
+        tree_leaves = min(self.max_leaves, max(2, n_rows // self.min_samples_leaf))
         if not on_cuda_backend:  # (the GPU's arrays are on the GPU: its backend checks its memory)
             _validation.check_memory(n_rows, n_classes, vector=vector_trees, n_features=codes.shape[1],
-                                     n_codes=int(self._bin_mapper.n_bins_.max()) + 1)
+                                     n_codes=int(self._bin_mapper.n_bins_.max()) + 1, max_leaves=tree_leaves)
         if vector_trees:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)
@@ -550,7 +568,6 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 n_bins=int(self._bin_mapper.n_bins_.max()), missing_code=self._bin_mapper.missing_bin,
                 n_threads=self._n_threads(),
             )
-        tree_leaves = min(self.max_leaves, max(2, n_rows // self.min_samples_leaf))
         if columns is not None and getattr(backend, "derives_histograms", False):
             from .backends.base import histograms_derivable
 

@@ -58,6 +58,26 @@ def _object_huge():
     return huge
 
 
+def _repeated_columns():
+    pd = pytest.importorskip("pandas")
+    return pd.concat([pd.DataFrame({"a": X[:, 0], "b": X[:, 1].astype(object)}), pd.DataFrame({"a": X[:, 2]})], axis=1)
+
+
+def _too_large_sparse():
+    import scipy.sparse
+
+    from gpuboost import _validation
+
+    rows = np.arange(100_000)
+    wide = scipy.sparse.csr_matrix((np.ones(100_000), (rows, rows * 7 % 1_000_000)), shape=(100_000, 1_000_000))
+    real = _validation.available_memory
+    _validation.available_memory = lambda: 64 * 2**30  # (the message's figure, whatever this machine has)
+    try:
+        small().fit(wide, np.arange(100_000) % 3)
+    finally:
+        _validation.available_memory = real
+
+
 CASES = {
     "X and y of different lengths": lambda: small().fit(X, y[:10]),
     "empty X": lambda: small().fit(X[:0], y[:0]),
@@ -74,7 +94,13 @@ CASES = {
     "an integer too large for a float in an object array": lambda: small().fit(_object_huge(), y),
     "dates in lists of rows": lambda: small().fit([[np.datetime64("2026-11-27") + i, 1.0] for i in range(20)], y),
     "a structured array": lambda: small().fit(np.zeros(20, dtype=[("a", float), ("b", float)]), y),
+    "a masked array of complex numbers (a masked array is checked as the plain one)": lambda: small().fit(
+        np.ma.masked_array(X.astype(complex), mask=X > 1), y),
+    "a masked object array holding text": lambda: small().fit(np.ma.masked_array(_object_X()), y),
+    "a pandas DataFrame with a repeated column name": lambda: small().fit(_repeated_columns(), y),
+    "a sparse matrix too large to make dense": lambda: _too_large_sparse(),
     "y with one class only": lambda: small().fit(X, np.zeros(20)),
+    "y of Python integers beyond 64 bits": lambda: small().fit(X, np.array([0, 1, 2**70, 3] * 5, dtype=object)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
     "y mixing strings and numbers": lambda: small().fit(X, np.array([1, "a", 2.0, "b"] * 5, dtype=object)),
@@ -195,7 +221,7 @@ def documented() -> dict[str, tuple[str, str]]:
 def test_each_bad_input_has_a_clear_documented_error(name):
     kind, message = raised(name)
     assert kind in ("ValueError", "TypeError", "RuntimeError", "NotFittedError", "ModelFormatError",
-                    "FileNotFoundError", "FloatingPointError")
+                    "FileNotFoundError", "FloatingPointError", "MemoryError")
     assert "Traceback" not in message and len(message) > 20
     doc = documented()
     assert name in doc, f"docs/bad-inputs.md lacks {name!r}"
@@ -232,6 +258,48 @@ def test_a_masked_entry_is_a_missing_value():
     X_nan[[1, 7], 2] = np.nan
     np.testing.assert_array_equal(small().fit(X_masked, y).predict_proba(X_masked),
                                   small().fit(X_nan, y).predict_proba(X_nan))
+
+
+def test_a_masked_object_array_is_checked_as_the_plain_one():
+    """A masked object array's masked entries are missing values, whatever they hold, and its
+    unmasked ones are checked and converted as a plain object array's (it trained on the real
+    part of complex numbers, and raised NumPy's own errors on text)."""
+    X_object = X.astype(object)
+    X_object[[1, 7], 2] = "n/a"  # (masked: missing, not text)
+    X_masked = np.ma.masked_array(X_object, mask=np.zeros(X.shape, bool))
+    X_masked.mask[[1, 7], 2] = True
+    X_nan = X.copy()
+    X_nan[[1, 7], 2] = np.nan
+    np.testing.assert_array_equal(small().fit(X_masked, y).predict_proba(X_masked),
+                                  small().fit(X_nan, y).predict_proba(X_nan))
+    dates = np.ma.masked_array(np.arange(60).astype("datetime64[D]").reshape(20, 3))
+    with pytest.raises(ValueError, match="holds dates or durations"):
+        small().fit(dates, y)
+
+
+def test_n_jobs_none_follows_openmps_limits():
+    """n_jobs=None runs on the CPUs the process may use, or as many threads as OpenMP is
+    limited to (OMP_NUM_THREADS, threadpoolctl), as scikit-learn's estimators do."""
+    from threadpoolctl import threadpool_limits
+
+    from gpuboost.sklearn import openmp_threads, usable_cpus
+
+    model = BoostClassifier()
+    assert model._n_threads() == min(usable_cpus(), openmp_threads())
+    with threadpool_limits(limits=1, user_api="openmp"):
+        assert openmp_threads() == 1 and model._n_threads() == 1
+        assert BoostClassifier(n_jobs=2)._n_threads() == min(2, usable_cpus())  # (an explicit n_jobs is kept)
+
+
+def test_python_integer_labels_of_uint64_are_uint64():
+    """An object y of Python integers that fit uint64 but not int64 (ids, hashes) trains as the
+    uint64 array of them does (it was refused as an 'unknown' label type)."""
+    labels = np.array([1, 2**63 + 5, 2**64 - 1], dtype=np.uint64)
+    as_uint64 = small().fit(X, labels[y])
+    as_objects = small().fit(X, np.array([int(v) for v in labels[y]], dtype=object))
+    assert as_objects.classes_.dtype == np.uint64
+    np.testing.assert_array_equal(as_objects.classes_, labels)
+    np.testing.assert_array_equal(as_objects.predict_proba(X), as_uint64.predict_proba(X))
 
 
 def test_a_list_of_one_label_type_is_unchanged():
@@ -350,3 +418,25 @@ def test_vector_trees_count_their_histograms(monkeypatch):
     BoostClassifier(algorithm="aoso", n_estimators=1, max_leaves=4).fit(X, y)  # (pair trees: no such term)
     wide = np.concatenate([X[:, :5], np.ones((n, 20000))], axis=1)  # (constant columns: not in the backend)
     BoostClassifier(algorithm="klogitboost", n_estimators=1).fit(wide, y)
+
+
+def test_vector_trees_count_every_open_nodes_histogram_where_children_derive_theirs(monkeypatch):
+    """Where a child's histogram may be derived from its parent's (histograms_derivable), every
+    open node keeps its own until its children have theirs: max_leaves + 1 of them, not 3 (a
+    K-LogitBoost fit of 150 labels held 7 times the estimate)."""
+    from gpuboost import _validation
+    from gpuboost.backends.base import histograms_derivable
+
+    n, K, D, leaves = 300, 10, 20, 16
+    X, y = np.random.default_rng(0).normal(size=(n, D)), np.arange(n) % K
+    one = D * 256 * (2 * K + 1) * 8
+    assert histograms_derivable(leaves, D, 256, 2 * K + 1)
+    scores = _validation.VECTOR_SCORE_ARRAYS * 8 * K * n
+    monkeypatch.setattr(_validation, "available_memory", lambda: scores + (leaves + 1) * one - 1)
+    with pytest.raises(MemoryError, match="Most of it is histograms"):
+        BoostClassifier(algorithm="klogitboost", n_estimators=1, max_leaves=leaves).fit(X, y)
+    monkeypatch.setattr(_validation, "available_memory", lambda: scores + (leaves + 1) * one)
+    BoostClassifier(algorithm="klogitboost", n_estimators=1, max_leaves=leaves).fit(X, y)
+    # a tree of n / min_samples_leaf leaves at most (4) keeps as many, and one more
+    monkeypatch.setattr(_validation, "available_memory", lambda: scores + 5 * one)
+    BoostClassifier(algorithm="klogitboost", n_estimators=1, max_leaves=leaves, min_samples_leaf=n // 4).fit(X, y)
