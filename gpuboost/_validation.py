@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import collections
 import datetime
 import itertools
 import numbers
@@ -306,9 +307,10 @@ def check_X(est, X, reset: bool) -> np.ndarray:
             "Reshape your data: X.reshape(-1, 1) if it is one feature, X.reshape(1, -1) if it is one row."
         )
     X = to_host(X)
-    if hasattr(X, "columns") and hasattr(X, "dtypes") and not X.columns.is_unique:
-        repeated = X.columns[X.columns.duplicated()].unique().tolist()
-        raise ValueError(f"X has repeated column names ({', '.join(map(repr, repeated[:5]))}): give each column a "
+    names = list(X.columns) if hasattr(X, "columns") and hasattr(X, "dtypes") else []  # (pandas, polars: a list)
+    if len(set(names)) != len(names):
+        repeated = [repr(name) for name, count in collections.Counter(names).items() if count > 1]
+        raise ValueError(f"X has repeated column names ({', '.join(repeated[:5])}): give each column a "
                          "name of its own (pandas.concat of frames with a shared column repeats it).")
     if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: an absent entry is the value 0
         check_dense_memory(X.shape)
@@ -518,9 +520,8 @@ def _object_labels(y: np.ndarray) -> np.ndarray:
             try:
                 return y.astype(np.uint64)
             except OverflowError:
-                extreme = max((v for v in y), key=abs)
-                raise ValueError(f"y holds integers that fit neither int64 nor uint64 (such as {extreme}), which a "
-                                 "model cannot keep as numbers; give the labels as strings (y.astype(str)).") from None
+                raise ValueError(f"y holds integers from {min(y)} to {max(y)}, a range neither int64 nor uint64 holds, so a "
+                                 "model cannot keep them as numbers; give the labels as strings (y.astype(str)).") from None
     return y
 
 
@@ -785,17 +786,18 @@ VECTOR_SCORE_ARRAYS = 8
 
 
 def check_memory(n_rows: int, n_classes: int, vector: bool = False, n_features: int = 0, n_codes: int = 0,
-                 max_leaves: int = 0) -> None:
+                 max_leaves: int = 0, channels: int | None = None) -> None:
     """Refuse, before allocating, a problem whose arrays cannot fit in memory: the per-sample
     arrays of the scores and probabilities, and for the vector trees (K-LogitBoost, AdaBoost.MH,
-    multi-label learning) their histograms, each (n_features, n_codes, 2 n_classes + 1) float64:
+    multi-label learning) their histograms, each (n_features, n_codes, channels) float64 (2
+    n_classes + 1 numbers a bin, n_classes + 1 for AdaBoost.MH's):
     a split's two children's and the parent's, or where a child's may be derived from its
     parent's (base.histograms_derivable), every open node's, max_leaves + 1 (they counted 3:
     a K-LogitBoost fit of 150 labels held 7 times the estimate, 2026-11-27)."""
     from .backends.base import histograms_derivable
 
     per_row = (VECTOR_SCORE_ARRAYS if vector else SCORE_ARRAYS) * 8 * n_classes
-    channels = 2 * n_classes + 1
+    channels = 2 * n_classes + 1 if channels is None else int(channels)
     kept = (max_leaves + 1 if max_leaves and histograms_derivable(max_leaves, n_features, n_codes, channels)
             else 3)
     histograms = max(3, kept) * n_features * n_codes * channels * 8 if vector else 0

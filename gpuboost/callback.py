@@ -96,6 +96,11 @@ class Checkpoint(Callback):
 
         save_model(model, self.path, self._tree_texts)
 
+    def __getstate__(self):  # (pickles, copies and clones: the texts of a fit, failed or interrupted, stay behind)
+        state = dict(self.__dict__)
+        state["_tree_texts"] = {}
+        return state
+
     def __repr__(self) -> str:
         return f"Checkpoint({self.path!r}, every={self.every})"
 

@@ -393,12 +393,17 @@ def _new_file(directory, action: str) -> tuple[int, str]:
     raise FileExistsError(errno.EEXIST, f"{action}: no free temporary file name in {directory!r}")
 
 
+def _no_constant(name):
+    """JSON's NaN and Infinity, which gpuboost never writes (allow_nan=False): not a model file's."""
+    raise ValueError(f"it holds {name}, which gpuboost never writes")
+
+
 def _read(path) -> dict:
     path = _model_path(path, "load_model")
     try:
         with open(path, "r", encoding="utf-8") as f:
             text = f.read()
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise ModelFormatError(f"{path} is not a gpuboost model file: its JSON is nested too deeply.") from None
     except (UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:  # (ValueError: a huge integer)

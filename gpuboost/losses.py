@@ -162,6 +162,8 @@ def multiclass_loss(F: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | No
     (``row_blocks``; the eval sets' loss after every iteration)."""
     F = np.asarray(F, dtype=np.float64)
     y = np.asarray(y)
+    if y.shape != F.shape[:1]:
+        raise ValueError(f"y has shape {y.shape}; one label for each of F's {F.shape[0]} rows is needed.")
     per_sample = np.empty(F.shape[0])
     for rows in row_blocks(*F.shape):
         block = F[rows]

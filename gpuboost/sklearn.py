@@ -553,7 +553,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         tree_leaves = min(self.max_leaves, max(2, n_rows // self.min_samples_leaf))
         if not on_cuda_backend:  # (the GPU's arrays are on the GPU: its backend checks its memory)
             _validation.check_memory(n_rows, n_classes, vector=vector_trees, n_features=codes.shape[1],
-                                     n_codes=int(self._bin_mapper.n_bins_.max()) + 1, max_leaves=tree_leaves)
+                                     n_codes=int(self._bin_mapper.n_bins_.max()) + 1, max_leaves=tree_leaves,
+                                     channels=(1 if self.algorithm == "adaboostmh" else 2) * n_classes + 1)
         if vector_trees:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)

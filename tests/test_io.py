@@ -669,3 +669,42 @@ def test_a_file_written_in_another_layout_is_checked_from_its_content(fitted, tm
     (tmp_path / "edited.json").write_text(json.dumps(moved, separators=(",", ":")))
     with pytest.raises(ModelFormatError, match="edited or damaged"):
         gpuboost.load_model(tmp_path / "edited.json")
+
+
+def test_nan_or_infinity_in_a_file_is_refused_whatever_its_checksum(fitted, tmp_path):
+    """gpuboost never writes JSON's NaN or Infinity: a file that holds one is refused, even with
+    the checksum of its own text (the check from the text would otherwise take it)."""
+    from gpuboost.io import _text_checksum
+
+    model, _ = fitted
+    model.save_model(tmp_path / "m.json")
+    text = (tmp_path / "m.json").read_text()
+    body = text[:text.rindex(',"checksum":')]
+    edited = re.sub(r'"initial_loss":[^,]+', '"initial_loss":NaN', body, count=1) + "}"
+    (tmp_path / "nan.json").write_text(edited[:-1] + ',"checksum":"' + _text_checksum(edited) + '"}')
+    with pytest.raises(ModelFormatError, match="holds NaN, which gpuboost never writes"):
+        gpuboost.load_model(tmp_path / "nan.json")
+
+
+def test_a_checkpoint_pickles_without_the_texts_of_an_interrupted_fit(small_multiclass, tmp_path):
+    """A fit that stops with an exception leaves no tree texts in what its Checkpoint pickles,
+    copies or clones (it held them until the next fit)."""
+    import copy
+    import pickle
+
+    from gpuboost.callback import Callback, Checkpoint
+
+    class Interrupt(Callback):
+        def after_iteration(self, model, iteration):
+            if iteration == 5:
+                raise KeyboardInterrupt
+            return False
+
+    X, y = small_multiclass
+    checkpoint = Checkpoint(tmp_path / "c.json", every=2)
+    with pytest.raises(KeyboardInterrupt):
+        BoostClassifier(n_estimators=20, max_leaves=4, callbacks=[checkpoint, Interrupt()]).fit(X, y)
+    assert checkpoint._tree_texts  # (the fit's own, until the next)
+    assert pickle.loads(pickle.dumps(checkpoint))._tree_texts == {}
+    assert copy.deepcopy(checkpoint)._tree_texts == {} and copy.deepcopy(checkpoint).path == checkpoint.path
+    assert len(pickle.dumps(checkpoint)) < 400

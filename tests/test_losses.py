@@ -206,3 +206,10 @@ def test_prediction_functions_by_row_blocks_are_the_whole_arrays(n, K):
     top = F.max(axis=1, keepdims=True)
     scale = np.maximum(1.0, np.abs(F).max(axis=1, keepdims=True))
     np.testing.assert_array_equal(predicted_class(F), np.argmax(F >= top - PREDICTION_TIE * scale, axis=1))
+
+
+def test_the_loss_needs_one_label_a_row():
+    from gpuboost.losses import multiclass_loss
+
+    with pytest.raises(ValueError, match="one label for each of F's 100 rows"):
+        multiclass_loss(np.zeros((100, 3)), np.zeros(150, dtype=int))

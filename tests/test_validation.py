@@ -277,6 +277,30 @@ def test_a_masked_object_array_is_checked_as_the_plain_one():
         small().fit(dates, y)
 
 
+class _ListColumnsFrame:
+    """A data frame whose columns are a list of names (polars'), not a pandas Index."""
+
+    def __init__(self, values, names):
+        self._values, self.columns, self.dtypes = values, list(names), [values.dtype] * len(names)
+        self.shape = values.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self._values if dtype is None else self._values.astype(dtype)
+
+    def __len__(self):
+        return len(self._values)
+
+
+def test_a_frame_with_a_list_of_column_names_is_checked_for_repeats():
+    """Column names are compared as a list (polars' frames have one; asking it for pandas'
+    Index.is_unique broke every polars fit): distinct ones train, repeated ones are a clear
+    error."""
+    model = small().fit(_ListColumnsFrame(X, ["a", "b", "c"]), y)
+    np.testing.assert_array_equal(model.predict_proba(X), small().fit(X, y).predict_proba(X))
+    with pytest.raises(ValueError, match=r"X has repeated column names \('b'\)"):
+        small().fit(_ListColumnsFrame(X, ["b", "a", "b"]), y)
+
+
 def test_n_jobs_none_follows_openmps_limits():
     """n_jobs=None runs on the CPUs the process may use, or as many threads as OpenMP is
     limited to (OMP_NUM_THREADS, threadpoolctl), as scikit-learn's estimators do."""
@@ -420,23 +444,25 @@ def test_vector_trees_count_their_histograms(monkeypatch):
     BoostClassifier(algorithm="klogitboost", n_estimators=1).fit(wide, y)
 
 
-def test_vector_trees_count_every_open_nodes_histogram_where_children_derive_theirs(monkeypatch):
+@pytest.mark.parametrize("algorithm, width", [("klogitboost", lambda K: 2 * K + 1), ("adaboostmh", lambda K: K + 1)])
+def test_vector_trees_count_every_open_nodes_histogram_where_children_derive_theirs(monkeypatch, algorithm, width):
     """Where a child's histogram may be derived from its parent's (histograms_derivable), every
     open node keeps its own until its children have theirs: max_leaves + 1 of them, not 3 (a
-    K-LogitBoost fit of 150 labels held 7 times the estimate)."""
+    K-LogitBoost fit of 150 labels held 7 times the estimate), each of 2K + 1 numbers a bin,
+    K + 1 for AdaBoost.MH."""
     from gpuboost import _validation
     from gpuboost.backends.base import histograms_derivable
 
     n, K, D, leaves = 300, 10, 20, 16
     X, y = np.random.default_rng(0).normal(size=(n, D)), np.arange(n) % K
-    one = D * 256 * (2 * K + 1) * 8
-    assert histograms_derivable(leaves, D, 256, 2 * K + 1)
+    one = D * 256 * width(K) * 8
+    assert histograms_derivable(leaves, D, 256, width(K))
     scores = _validation.VECTOR_SCORE_ARRAYS * 8 * K * n
     monkeypatch.setattr(_validation, "available_memory", lambda: scores + (leaves + 1) * one - 1)
     with pytest.raises(MemoryError, match="Most of it is histograms"):
-        BoostClassifier(algorithm="klogitboost", n_estimators=1, max_leaves=leaves).fit(X, y)
+        BoostClassifier(algorithm=algorithm, n_estimators=1, max_leaves=leaves).fit(X, y)
     monkeypatch.setattr(_validation, "available_memory", lambda: scores + (leaves + 1) * one)
-    BoostClassifier(algorithm="klogitboost", n_estimators=1, max_leaves=leaves).fit(X, y)
+    BoostClassifier(algorithm=algorithm, n_estimators=1, max_leaves=leaves).fit(X, y)
     # a tree of n / min_samples_leaf leaves at most (4) keeps as many, and one more
     monkeypatch.setattr(_validation, "available_memory", lambda: scores + 5 * one)
-    BoostClassifier(algorithm="klogitboost", n_estimators=1, max_leaves=leaves, min_samples_leaf=n // 4).fit(X, y)
+    BoostClassifier(algorithm=algorithm, n_estimators=1, max_leaves=leaves, min_samples_leaf=n // 4).fit(X, y)
