@@ -2176,3 +2176,40 @@ def test_eval_sets_and_init_trees_are_scored_on_the_fits_threads(small_multiclas
             assert len(recording.seen) >= 6 and all(call == want for call in recording.seen), recording.seen
     finally:
         numba.set_num_threads(before)
+
+
+def test_eval_measures_in_one_compiled_pass_are_numpys():
+    """An eval set's loss and misclassified rows, measured after every iteration, in one
+    compiled pass (kernels.eval_measures) where the kernels' exp and log1p are NumPy's: the
+    values of losses.multiclass_loss and losses.predicted_class, bit for bit (ties within
+    PREDICTION_TIE, scores far apart, many classes, weights); a score that is not finite
+    leaves them to NumPy."""
+    from gpuboost import losses
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends import cpu
+    from gpuboost.boosting import EvalSet
+
+    assert kernels.PREDICTION_TIE == losses.PREDICTION_TIE
+    rng = np.random.default_rng(31)
+    cases = []
+    for n, K, scale in ((1, 2, 1.0), (500, 3, 0.01), (700, 26, 30.0), (300, 130, 700.0), (50, 1000, 1e6)):
+        F = rng.normal(scale=scale, size=(n, K))
+        F[::3] = np.round(F[::3])  # (exact ties)
+        F[1::4, 1] = F[1::4, 0] * (1 - 1e-13)  # (ties within PREDICTION_TIE)
+        cases.append((F, rng.integers(0, K, n), rng.uniform(0.0, 2.0, n)))
+    for F, y, w in cases:
+        numpy_measures = [(losses.multiclass_loss(F, y, weight), int(np.count_nonzero(losses.predicted_class(F) != y)))
+                          for weight in (None, w)]
+        per_sample = np.empty(len(y))
+        errors = kernels.eval_measures(F, y.astype(np.int64), per_sample)
+        assert errors == numpy_measures[0][1]
+        np.testing.assert_allclose(per_sample.sum(), numpy_measures[0][0], rtol=1e-12)
+        if cpu.libm_matches_numpy():
+            assert cpu.compiled_measures_usable()
+            assert [EvalSet(None, y, weight).measures(F) for weight in (None, w)] == numpy_measures
+    F, y, _ = cases[2]
+    F = F.copy()
+    F[5, 3] = np.nan
+    assert kernels.eval_measures(F, y.astype(np.int64), np.empty(len(y))) == -1
+    loss, errors = EvalSet(None, y).measures(F)
+    assert np.isnan(loss) and errors == int(np.count_nonzero(losses.predicted_class(F) != y))

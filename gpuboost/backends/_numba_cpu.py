@@ -853,6 +853,48 @@ def libm_exp_log1p(x, e, z, l):
         l[i] = math.log1p(z[i])
 
 
+#: As losses.PREDICTION_TIE (a test holds them equal)
+PREDICTION_TIE = 1e-12
+
+
+@njit(cache=True)
+def eval_measures(F, y, per_sample):
+    """An eval set's measures in one pass over F: per_sample[i] = row i's multinomial loss, as
+    losses.multiclass_loss computes it (the exponentials exp(F - c) with c the row maximum's
+    exponent shift, the others' sum in class order, (F_top - F_y) + log1p(rest / e_top)), and
+    the number of rows whose predicted class (losses.predicted_class: the first score within
+    PREDICTION_TIE x max(1, max |F|) of the maximum) is not y. The same values where math.exp
+    and math.log1p are NumPy's (cpu.libm_matches_numpy). Returns -1 at a score that is not
+    finite (NumPy's rules for NaN then: the caller's)."""
+    n, K = F.shape
+    errors = 0
+    for i in range(n):
+        top = 0
+        m = F[i, 0]
+        scale = 1.0
+        for k in range(K):
+            v = F[i, k]
+            if not math.isfinite(v):
+                return -1
+            if v > m:
+                m = v
+                top = k
+            scale = max(scale, abs(v))
+        c = _shift(m)
+        e_top = math.exp(F[i, top] - c)
+        rest = 0.0
+        for k in range(K):
+            if k != top:
+                rest += math.exp(F[i, k] - c)
+        per_sample[i] = (F[i, top] - F[i, y[i]]) + math.log1p(rest / e_top)
+        threshold = m - PREDICTION_TIE * scale
+        predicted = 0
+        while F[i, predicted] < threshold:
+            predicted += 1
+        errors += predicted != y[i]
+    return errors
+
+
 @njit(cache=True, parallel=True)
 def softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums, margin, libm):
     """p = softmax(F), and pct: 1 - p at each row's top class (see losses.softmax_with_loss; pc

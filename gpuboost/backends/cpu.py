@@ -110,6 +110,15 @@ def _iterations_at_once(n_threads):
     return numba.threading_layer() in ("omp", "workqueue")
 
 
+def compiled_measures_usable() -> bool:
+    """Whether boosting's eval sets are measured by kernels.eval_measures: where the compiled
+    backend is the one in use (not GPUBOOST_CPU_BACKEND=numpy, nor a process forked after
+    OpenMP started) and its exp and log1p give NumPy's values."""
+    from . import backend_class
+
+    return backend_class("cpu") is CpuBackend and libm_matches_numpy()
+
+
 @functools.cache
 def libm_matches_numpy():
     """Whether NumPy's float64 exp and log1p give the C library's values (those numba's
