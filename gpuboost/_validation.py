@@ -799,8 +799,8 @@ def check_memory(n_rows: int, n_classes: int, vector: bool = False, n_features: 
     per_row = (VECTOR_SCORE_ARRAYS if vector else SCORE_ARRAYS) * 8 * n_classes
     channels = 2 * n_classes + 1 if channels is None else int(channels)
     kept = (max_leaves + 1 if max_leaves and histograms_derivable(max_leaves, n_features, n_codes, channels)
-            else 3)
-    histograms = max(3, kept) * n_features * n_codes * channels * 8 if vector else 0
+            else 3)  # (max_leaves >= 2: at least the 3)
+    histograms = kept * n_features * n_codes * channels * 8 if vector else 0
     needed = n_rows * per_row + histograms
     available = available_memory()
     if available is not None and needed > available:

@@ -367,12 +367,12 @@ def _text_checksum(text: str) -> str:
 _CHECKSUM_END = re.compile(r',"checksum":"(sha256:[0-9a-f]{64})"}\s*\Z')
 
 
-def _written_intact(text: str) -> bool:
-    """Whether text ends as model_text ends a file, with the checksum of the text before it
-    (then the file is intact without writing its content again; a file written otherwise, by
+def _written_intact(text: str, checksum) -> bool:
+    """Whether text ends as model_text ends a file, with this checksum, that of the text before
+    it (then the file is intact without writing its content again; a file written otherwise, by
     another tool or with its keys in another order, is checked from its content)."""
     end = _CHECKSUM_END.search(text, max(0, len(text) - 200))
-    return end is not None and _text_checksum(text[:end.start()] + "}") == end.group(1)
+    return end is not None and end.group(1) == checksum and _text_checksum(text[:end.start()] + "}") == checksum
 
 
 def _new_file(directory, action: str) -> tuple[int, str]:
@@ -431,8 +431,7 @@ def _read(path) -> dict:
         return data
     checksum = data.pop("checksum")
     try:
-        intact = (isinstance(checksum, str) and checksum in text[-200:] and _written_intact(text)
-                  or checksum == _checksum(data))
+        intact = _written_intact(text, checksum) or checksum == _checksum(data)
     except (TypeError, ValueError):  # NaN or other values JSON of ours never holds
         intact = False
     if not intact:
