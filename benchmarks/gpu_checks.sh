@@ -20,6 +20,7 @@ $python -m pytest -q tests/test_cuda.py tests/test_numba_kernels.py -p no:warnin
 if command -v compute-sanitizer > /dev/null; then
     stages="tests/test_cuda.py::test_stages_against_numpy[K=4] tests/test_cuda.py::test_stages_against_numpy[K=10]"
     stages="$stages tests/test_cuda.py::test_stages_against_numpy[K=16] tests/test_cuda.py::test_stages_against_numpy[K=100]"
+    stages="$stages tests/test_cuda.py::test_stages_against_numpy[hist_chunk=8]"
     for tool in memcheck racecheck synccheck; do
         api=""; [ $tool = memcheck ] && api="--report-api-errors no"  # as run on the H200 (2026-11-26)
         compute-sanitizer --tool $tool $api --error-exitcode 9 $python -m pytest -q $stages \
@@ -27,6 +28,9 @@ if command -v compute-sanitizer > /dev/null; then
         echo "compute-sanitizer $tool: exit $? ($out/sanitizer-$tool.log)"
     done
 fi
+# the fixed-point histograms on wide data against the CPU's float64 trees (two trees: the CPU's
+# take about 25 s each on 16 cores), with and without the histogram chunks
+$python benchmarks/gpu_wide.py --rows 1000000 --features 2000 20 --trees 2 2>&1 | tee "$out/wide.log"
 # per-kernel device time (Nsight Compute), where ncu exists
 if command -v ncu > /dev/null; then
     for data in covertype290k poker; do

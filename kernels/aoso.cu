@@ -18,11 +18,13 @@
 //
 // Determinism: every sum has a fixed order (per-thread strided loops, then fixed reduction
 // trees), and histograms are integer (fixed-point) sums, so a model is bit-for-bit the same
-// on every run. Histograms: a block adds a contiguous range of R = ceil(n / blocks) rows of
-// the node into 32-bit shared counters, then adds the non-zero ones into 64-bit global
-// counters. Each row's (w g, w h) is rounded to an integer at the node's own scale: 2^bits
-// units, bits = 30 - ceil(log2 R), for the node's largest possible |w g| and w h (so that the
-// block sums stay within 2^30, and converged nodes with tiny Hessians keep their resolution).
+// on every run. Histograms: a block adds a contiguous range of ceil(n / blocks) rows of the
+// node into 32-bit shared counters, at most `chunk` rows at a time (HIST_CHUNK in cuda.py),
+// adding the non-zero counters into 64-bit global ones after each chunk. Each row's (w g, w h)
+// is rounded to an integer at the node's own scale: 2^bits units, bits = 30 - ceil(log2 R)
+// with R = min(chunk, ceil(n / blocks)), for the node's largest possible |w g| and w h (so
+// that a chunk's sums stay within 2^30, and converged nodes with tiny Hessians keep their
+// resolution). Without the chunks, wide data (few blocks per node) kept 10 bits a row.
 
 #define GB_STOP 0  // ctrl[GB_STOP] != 0: the tree is complete
 #define GB_CHOSEN 1  // ctrl[GB_CHOSEN]: the node split in this step
@@ -165,7 +167,7 @@ __device__ __forceinline__ int stat_active(int n, int blocks) {
 }
 
 __device__ void finish_block(int slot, int node, int mode, const double* partials, int n_partials, int K, int stride,
-                             int rule_eq32, int hist_blocks, const int* nstart, const int* nstop, int* npair,
+                             int rule_eq32, int hist_blocks, int hist_chunk, const int* nstart, const int* nstop, int* npair,
                              double* nclass, double* nS, double* nsum, double* nscale);
 
 template <int CPL>
@@ -174,7 +176,7 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
             const int* __restrict__ nstart, const int* __restrict__ nstop, int* __restrict__ npair,
             const double* __restrict__ p, const double* __restrict__ pc, const int* __restrict__ y,
             const double* __restrict__ w, int K, int KP, int stride, double* __restrict__ partials,
-            const int* __restrict__ gate, int rule_eq32, int hist_blocks, double* __restrict__ nclass,
+            const int* __restrict__ gate, int rule_eq32, int hist_blocks, int hist_chunk, double* __restrict__ nclass,
             double* __restrict__ nS, double* __restrict__ nsum, double* __restrict__ nscale,
             int* __restrict__ counters) {
     if (ctrl[GB_STOP] || (gate && *gate == 0)) return;
@@ -335,14 +337,16 @@ class_stats(const int* __restrict__ batch, const int* __restrict__ ctrl, int mod
     if (!last) return;
     __threadfence();
     finish_block(slot, node, mode, partials + (long long)slot * gridDim.x * stride, active, K, stride, rule_eq32,
-                 hist_blocks, nstart, nstop, npair, nclass, nS, nsum, nscale);
+                 hist_blocks, hist_chunk, nstart, nstop, npair, nclass, nS, nsum, nscale);
     if (threadIdx.x == 0) counters[slot] = 0;  // ready for the next launch
 }
 
 // the pair of a node from its class sums (cls: G_k, Hd_k, max w|g_k|, max w h_k) and the cross
 // sums C[k] = C_rk of its r (already chosen, in npair), then its sums under (r, s) and the
-// fixed-point scales of its histogram (hist_blocks: the histogram launch's blocks per node)
+// fixed-point scales of its histogram (hist_blocks: the histogram launch's blocks per node;
+// hist_chunk: the most rows a block adds before it flushes its shared counters)
 __device__ void finalize_node(int node, const double* cls, const double* C, int K, int rule_eq32, int hist_blocks,
+                              int hist_chunk,
                               const int* nstart, const int* nstop, int* npair, double* nsum, double* nscale) {
     const int r = npair[2 * node];
     int s = -1;
@@ -370,7 +374,7 @@ __device__ void finalize_node(int node, const double* cls, const double* C, int 
     // |w g| <= w |g_r| + w |g_s|; w h = w (h_r + h_s + 2 p_r p_s) <= 2 (w h_r + w h_s), since
     // p_r p_s <= min(p_r (1 - p_r), p_s (1 - p_s))
     const int n = nstop[node] - nstart[node];
-    const int per_block = max(1, (n + hist_blocks - 1) / hist_blocks);
+    const int per_block = max(1, min(hist_chunk, (n + hist_blocks - 1) / hist_blocks));
     int log_rows = 0;
     while ((1 << log_rows) < per_block) ++log_rows;
     const int bits = 30 - log_rows;
@@ -392,7 +396,7 @@ __device__ __forceinline__ int argmax_neg_first(const double* G, int K) {
 // histogram. Mode 2 also keeps every C_jk of the node in nS (K x K), from which a sibling's
 // can be derived.
 __device__ void finish_block(int slot, int node, int mode, const double* part, int n_partials, int K, int stride,
-                             int rule_eq32, int hist_blocks, const int* nstart, const int* nstop, int* npair,
+                             int rule_eq32, int hist_blocks, int hist_chunk, const int* nstart, const int* nstop, int* npair,
                              double* nclass, double* nS, double* nsum, double* nscale) {
     double* cls = nclass + (long long)node * 4 * K;
     __shared__ double sh_C[MERGED_MAX_K * MERGED_MAX_K > 32 * CLASSES_PER_LANE ? MERGED_MAX_K * MERGED_MAX_K
@@ -436,7 +440,7 @@ __device__ void finish_block(int slot, int node, int mode, const double* part, i
         }
         if (!done) {
             const double* C = mode == 2 ? sh_C + npair[2 * node] * K : sh_C;
-            finalize_node(node, cls, C, K, rule_eq32, hist_blocks, nstart, nstop, npair, nsum, nscale);
+            finalize_node(node, cls, C, K, rule_eq32, hist_blocks, hist_chunk, nstart, nstop, npair, nsum, nscale);
         }
     }
 }
@@ -449,7 +453,7 @@ __device__ void finish_block(int slot, int node, int mode, const double* part, i
 // would be too coarse). Otherwise ctrl[GB_DIRECT] asks for the child's own pass, which then
 // overwrites what this wrote. One block; the pair and the node sums by its first thread.
 extern "C" __global__ void __launch_bounds__(DERIVE_THREADS)
-derive_larger(int* __restrict__ ctrl, int K, int rule_eq32, int hist_blocks, const int* __restrict__ nstart,
+derive_larger(int* __restrict__ ctrl, int K, int rule_eq32, int hist_blocks, int hist_chunk, const int* __restrict__ nstart,
               const int* __restrict__ nstop, int* __restrict__ npair, double* __restrict__ nclass,
               double* __restrict__ nS, double* __restrict__ nsum, double* __restrict__ nscale) {
     if (blockIdx.x != 0 || ctrl[GB_STOP]) return;
@@ -487,7 +491,7 @@ derive_larger(int* __restrict__ ctrl, int K, int rule_eq32, int hist_blocks, con
     direct = __syncthreads_or(direct);
     if (t == 0) {
         npair[2 * large] = r;
-        finalize_node(large, cl, Sl + r * K, K, rule_eq32, hist_blocks, nstart, nstop, npair, nsum, nscale);
+        finalize_node(large, cl, Sl + r * K, K, rule_eq32, hist_blocks, hist_chunk, nstart, nstop, npair, nsum, nscale);
         const int s = npair[2 * large + 1];
         if (cl[K + r] + cl[K + s] < thin * (cp[K + r] + cp[K + s])) direct = 1;
         ctrl[GB_DIRECT] = direct;
@@ -512,7 +516,7 @@ histogram(const int* __restrict__ batch, const int* __restrict__ ctrl, const int
           const double* __restrict__ nscale, const Code* __restrict__ codes, int D,
           const int* __restrict__ feat_off, const int* __restrict__ group_first, int total_cells,
           const double* __restrict__ p, const double* __restrict__ pc, const int* __restrict__ y,
-          const double* __restrict__ w, int K, long long* __restrict__ hist) {
+          const double* __restrict__ w, int K, int chunk, long long* __restrict__ hist) {
     if (ctrl[GB_STOP]) return;
     extern __shared__ int sh[];  // [cells of the group][3], then the group's feature offsets
     const int slot = blockIdx.z;
@@ -532,66 +536,75 @@ histogram(const int* __restrict__ batch, const int* __restrict__ ctrl, const int
     const int per_block = (stop - start + gridDim.x - 1) / gridDim.x;
     const int c0 = start + blockIdx.x * per_block, c1 = min(c0 + per_block, stop);
     if (c0 >= c1) return;  // block-uniform: this block has no rows of the node
-    for (int j0 = c0 + warp * 32; j0 < c1; j0 += HIST_THREADS) {  // warp-uniform
-        const int j = j0 + lane;
-        const bool valid = j < c1;
-        int qg = 0, qh = 0;
-        long long i = 0;
-        if (valid) {
-            i = rows[j];
-            double g, h;
-            pair_stat(i, r, s, K, p, pc, y, g, h);
-            if (w) {
-                g *= w[i];
-                h *= w[i];
+    // at most `chunk` rows into the shared counters, then into the global ones (finalize_node's
+    // scale lets that many rows, not the block's R, fill 2^30)
+    for (int k0 = c0; k0 < c1; k0 += chunk) {
+        const int k1 = min(k0 + chunk, c1);
+        for (int j0 = k0 + warp * 32; j0 < k1; j0 += HIST_THREADS) {  // warp-uniform
+            const int j = j0 + lane;
+            const bool valid = j < k1;
+            int qg = 0, qh = 0;
+            long long i = 0;
+            if (valid) {
+                i = rows[j];
+                double g, h;
+                pair_stat(i, r, s, K, p, pc, y, g, h);
+                if (w) {
+                    g *= w[i];
+                    h *= w[i];
+                }
+                qg = __double2int_rn(g * sg);
+                qh = __double2int_rn(h * shs);
             }
-            qg = __double2int_rn(g * sg);
-            qh = __double2int_rn(h * shs);
-        }
-        const Code* row = codes + i * D;
-        // the warp's totals, shared by every small feature: bin 0 gets what the others do not
-        const int all_g = __reduce_add_sync(0xffffffffu, qg);
-        const int all_h = __reduce_add_sync(0xffffffffu, qh);
-        const int all_c = __popc(__ballot_sync(0xffffffffu, valid));
-        for (int f = f0; f < f1; ++f) {
-            const int base = off[f - f0];
-            const int width = off[f - f0 + 1] - base;
-            const int code = valid ? (int)row[f] : -1;
-            int* cell = sh + base * 3;
-            if (width <= SMALL_WIDTH) {
-                int rest_g = 0, rest_h = 0, rest_c = 0;
-                for (int b = 1; b < width; ++b) {
-                    const bool here = code == b;
-                    const int rc = __popc(__ballot_sync(0xffffffffu, here));
-                    if (rc == 0) continue;  // warp-uniform
-                    const int rg = __reduce_add_sync(0xffffffffu, here ? qg : 0);
-                    const int rh = __reduce_add_sync(0xffffffffu, here ? qh : 0);
-                    rest_g += rg;
-                    rest_h += rh;
-                    rest_c += rc;
-                    if (lane == 0) {
-                        if (rg) atomicAdd(cell + 3 * b, rg);
-                        if (rh) atomicAdd(cell + 3 * b + 1, rh);
-                        atomicAdd(cell + 3 * b + 2, rc);
+            const Code* row = codes + i * D;
+            // the warp's totals, shared by every small feature: bin 0 gets what the others do not
+            const int all_g = __reduce_add_sync(0xffffffffu, qg);
+            const int all_h = __reduce_add_sync(0xffffffffu, qh);
+            const int all_c = __popc(__ballot_sync(0xffffffffu, valid));
+            for (int f = f0; f < f1; ++f) {
+                const int base = off[f - f0];
+                const int width = off[f - f0 + 1] - base;
+                const int code = valid ? (int)row[f] : -1;
+                int* cell = sh + base * 3;
+                if (width <= SMALL_WIDTH) {
+                    int rest_g = 0, rest_h = 0, rest_c = 0;
+                    for (int b = 1; b < width; ++b) {
+                        const bool here = code == b;
+                        const int rc = __popc(__ballot_sync(0xffffffffu, here));
+                        if (rc == 0) continue;  // warp-uniform
+                        const int rg = __reduce_add_sync(0xffffffffu, here ? qg : 0);
+                        const int rh = __reduce_add_sync(0xffffffffu, here ? qh : 0);
+                        rest_g += rg;
+                        rest_h += rh;
+                        rest_c += rc;
+                        if (lane == 0) {
+                            if (rg) atomicAdd(cell + 3 * b, rg);
+                            if (rh) atomicAdd(cell + 3 * b + 1, rh);
+                            atomicAdd(cell + 3 * b + 2, rc);
+                        }
                     }
+                    if (lane == 0 && all_c > rest_c) {
+                        if (all_g != rest_g) atomicAdd(cell, all_g - rest_g);
+                        if (all_h != rest_h) atomicAdd(cell + 1, all_h - rest_h);
+                        atomicAdd(cell + 2, all_c - rest_c);
+                    }
+                } else if (valid) {
+                    int* bin = cell + 3 * code;
+                    if (qg) atomicAdd(bin, qg);
+                    if (qh) atomicAdd(bin + 1, qh);
+                    atomicAdd(bin + 2, 1);
                 }
-                if (lane == 0 && all_c > rest_c) {
-                    if (all_g != rest_g) atomicAdd(cell, all_g - rest_g);
-                    if (all_h != rest_h) atomicAdd(cell + 1, all_h - rest_h);
-                    atomicAdd(cell + 2, all_c - rest_c);
-                }
-            } else if (valid) {
-                int* bin = cell + 3 * code;
-                if (qg) atomicAdd(bin, qg);
-                if (qh) atomicAdd(bin + 1, qh);
-                atomicAdd(bin + 2, 1);
             }
         }
-    }
-    __syncthreads();
-    for (int c = threadIdx.x; c < cells; c += blockDim.x) {
-        const int v = sh[c];
-        if (v) atomicAdd(reinterpret_cast<unsigned long long*>(out + c), (unsigned long long)(long long)v);
+        __syncthreads();
+        for (int c = threadIdx.x; c < cells; c += blockDim.x) {
+            const int v = sh[c];
+            if (v) {
+                atomicAdd(reinterpret_cast<unsigned long long*>(out + c), (unsigned long long)(long long)v);
+                sh[c] = 0;
+            }
+        }
+        __syncthreads();  // (the next chunk's rows add to the zeroed counters)
     }
 }
 

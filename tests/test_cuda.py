@@ -4,7 +4,7 @@ Every test here is marked ``gpu`` and skipped where CuPy sees no CUDA device (CI
 machine with an NVIDIA GPU: ``python -m pytest -q -m gpu tests``.
 
 Tolerances, and why: histogram channels are fixed-point sums (each row's w g and w h rounded
-to 2^-19 of the node's largest possible value), so each bin differs from the float64 sum by at
+to 2^-b of the node's largest possible value, b >= 18), so each bin differs from the float64 sum by at
 most half a unit per row; node sums and probabilities are float64 in another order (and
 libdevice's exp, not NumPy's), equal to about 1e-12 relative.
 """
@@ -59,15 +59,22 @@ CASES = {
     "one constant feature": dict(constant=True),
     "uint16 codes": dict(max_bins=300, n=700),
     "no missing values": dict(missing=False),
+    # a block adds its rows 8 at a time (HIST_CHUNK is 4096): the chunks' flushes, and the
+    # finer scale that they allow, which the half-unit bound below then checks
+    "hist_chunk=8": dict(n=20000, hist_chunk=8),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_stages_against_numpy(case):
-    codes, y, w, K, n_bins, missing_code, rng = _binned(**CASES[case])
+    kw = dict(CASES[case])
+    chunk = kw.pop("hist_chunk", None)
+    codes, y, w, K, n_bins, missing_code, rng = _binned(**kw)
     n = codes.shape[0]
     F = rng.normal(scale=2.0, size=(n, K))
     ref, gpu, loss_ref, loss_gpu = _pair(codes, y, w, K, n_bins, missing_code, F)
+    if chunk is not None:
+        gpu.hist_chunk = chunk
     assert abs(loss_gpu - loss_ref) <= 1e-12 * abs(loss_ref)
     assert np.allclose(gpu.p, ref.p, rtol=1e-13, atol=1e-300)
     assert np.allclose(gpu.pc, ref.pc, rtol=1e-13, atol=1e-300)
@@ -95,6 +102,15 @@ def test_stages_against_numpy(case):
     hists_ref = ref.histograms(segments, pairs)
     assert np.array_equal(hists_gpu[..., 2], hists_ref[..., 2])
     scales = gpu._last_scales
+    if chunk is not None:  # a block's rows are several chunks: the root's scales are finer by R / chunk
+        from gpuboost.backends.cuda import HIST_CHUNK
+
+        assert -(-n // gpu._hist_blocks(2)) >= 4 * chunk  # (the stages go in batches of two nodes)
+        gpu.hist_chunk = HIST_CHUNK
+        gpu.histograms(segments, pairs)
+        assert np.all(scales[0] >= 4 * gpu._last_scales[0]), (scales[0], gpu._last_scales[0])
+        gpu.hist_chunk = chunk
+        assert np.array_equal(gpu.histograms(segments, pairs), hists_gpu)  # (find_splits below reads its scales)
     for j in range(len(segments)):
         for c in (0, 1):  # half a fixed-point unit per row, at most
             bound = 0.5 * hists_ref[j, ..., 2] / scales[j, c] + 1e-12
@@ -145,7 +161,8 @@ def test_one_row_and_all_rows_in_one_bin():
     assert not np.isfinite(found.gain[0])
 
 
-def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=1.0, subsample=1.0, **limits):
+def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=1.0, subsample=1.0, hist_chunk=None,
+                           **limits):
     """Grow n_trees on the GPU and with the NumPy reference, each from the reference's F
     (``limits``: min_child_weight, max_depth; ``colsample``: each tree's own feature mask;
     ``subsample``: each tree's own rows)."""
@@ -164,6 +181,8 @@ def _trees_from_the_same_F(X, y, n_trees, max_leaves=20, derive=True, colsample=
     ref = NumpyBackend(codes, y, None, K, **kw)
     gpu = CudaBackend(codes, y, None, K, **kw)
     gpu.derive_siblings = derive
+    if hist_chunk is not None:
+        gpu.hist_chunk = hist_chunk
     base = GrowerParams(max_leaves=max_leaves, **limits)
     grower = TreeGrower(ref, base, mapper.bin_upper_edge, len(y))
     F = np.zeros((len(y), K))
@@ -205,6 +224,7 @@ LIMITS = {
     "max_depth": dict(max_depth=3),
     "colsample_bytree": dict(colsample=0.5),
     "subsample": dict(subsample=0.5),
+    "chunks of 4 rows": dict(hist_chunk=4),  # (3000 rows: a node's blocks hold up to 12 rows each)
 }
 
 
@@ -293,6 +313,30 @@ def test_fused_update_after_a_row_sample_moves_every_row():
         assert check.set_scores(F) == loss
         assert np.array_equal(fused.p, check.p) and np.array_equal(fused.pc, check.pc)
 
+
+
+def test_mark_leaves_on_the_device_with_fewer_grid_rows_than_segments():
+    """mark_leaves on the GPU itself (test_numba_kernels runs it in numba's simulator): a grid
+    whose y size is smaller than the number of segments (as for more than 65535 nodes) gives
+    each row its leaf, as a grid of one y block per segment does."""
+    from numba import cuda
+
+    from gpuboost.backends._numba_kernels import mark_leaves
+
+    rng = np.random.default_rng(5)
+    n, n_segments = 100_000, 3000
+    cuts = np.sort(np.concatenate([[0, n], rng.integers(0, n, n_segments - 1)]))  # empty segments among them
+    rows = rng.permutation(n).astype(np.int32)
+    start, stop = cuts[:-1].astype(np.int32), cuts[1:].astype(np.int32)
+    child = np.full(2 * n_segments, -1, np.int32)
+    expected = np.full(n, -1, np.int32)
+    for j in range(n_segments):
+        expected[rows[start[j]:stop[j]]] = j
+    for grid_y in (n_segments, 1000, 7, 1):
+        leaf_of = cuda.to_device(np.full(n, -1, np.int32))
+        mark_leaves[(64, grid_y), 256](leaf_of, cuda.to_device(rows), cuda.to_device(start), cuda.to_device(stop),
+                                       cuda.to_device(child), np.int32(n_segments))
+        assert np.array_equal(leaf_of.copy_to_host(), expected), grid_y
 
 def test_deterministic_model_bytes(tmp_path):
     from gpuboost import BoostClassifier

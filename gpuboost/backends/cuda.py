@@ -20,9 +20,10 @@ stage-by-stage interface of the tests, cost a second wait for the loss.)
 
 Differences from the CPU backends, by design: histogram channels are fixed-point integer sums
 (each row's w g and w h rounded to 2^-b of the node's largest possible value, b = 30 -
-ceil(log2 rows per block), 15 to 30), so split gains agree with the CPU's to about 1e-5
-relative and a split may differ where two candidates are that close; node sums (hence leaf
-values) are float64 sums in another order, equal to rounding. Results do not depend on thread
+ceil(log2 R), R the rows a block adds between flushes, at most HIST_CHUNK: b from 18 to 30), so
+split gains agree with the CPU's to about 1e-5 relative and a split may differ where two
+candidates are that close; node sums (hence leaf values) are float64 sums in another order,
+equal to rounding. Results do not depend on thread
 scheduling: the same data give the same model bit for bit. docs/gpu.md has the details and
 the measured figures.
 
@@ -61,6 +62,11 @@ MERGED_MAX_K = 16
 CTRL_SIZE = 5  # kernels/aoso.cu: GB_CTRL
 HIST_THREADS = 256
 HIST_SHARED_BYTES = 48 * 1024
+#: the most rows a histogram block adds into its 32-bit shared counters before it adds them to the
+#: global ones: each row keeps at least 30 - 12 = 18 bits (kernels/aoso.cu, finalize_node). Wide
+#: data have few blocks per node; without the limit a block of a million rows kept 10 bits
+#: (benchmarks/gpu_wide.py)
+HIST_CHUNK = 4096
 PART_THREADS = 256
 SPLIT_WARPS = 8
 DERIVE_THREADS = 128
@@ -312,6 +318,8 @@ class CudaBackend(Backend):
         self._table(2)  # a node table for the stages (batches of up to 2 nodes)
         #: derive the larger child's class statistics from its parent and sibling (K <= 16)
         self.derive_siblings = True
+        #: rows a histogram block adds between flushes of its shared counters (HIST_CHUNK)
+        self.hist_chunk = HIST_CHUNK
         #: set to a list to record (category, start event, stop event) around every stage
         #: (benchmarks/bench_gpu.py's kernel breakdown; launches kernel by kernel, no graph)
         self.profile = None
@@ -440,8 +448,8 @@ class CudaBackend(Backend):
             self._launch(self.k.class_stats[self.cpl], (self.stat_blocks, n_batch), (STAT_THREADS,),
                          (batch, t["ctrl"], _i32(mode), self.rows, t["nstart"], t["nstop"], t["npair"], self.p_d,
                           self.pc_d, self.y, w, _i32(K), _i32(self.KP), _i32(self.stat_stride), self.partials, gate,
-                          _i32(rule_eq32), _i32(hist_blocks), t["nclass"], t["nS"], t["nsum"], t["nscale"],
-                          self.counters[0:2]))
+                          _i32(rule_eq32), _i32(hist_blocks), _i32(self.hist_chunk), t["nclass"], t["nS"], t["nsum"],
+                          t["nscale"], self.counters[0:2]))
         self._stop(token)
 
     def _children_stats(self, t, rule_eq32: bool):
@@ -451,8 +459,9 @@ class CudaBackend(Backend):
         self._stats(t, t["smaller"], 1, rule_eq32, hist_batch=2)
         token = self._start("class statistics and pairs")
         self._launch(self.k.derive_larger, (1,), (DERIVE_THREADS,),
-                     (t["ctrl"], _i32(self.n_classes), _i32(rule_eq32), _i32(self._hist_blocks(2)), t["nstart"],
-                      t["nstop"], t["npair"], t["nclass"], t["nS"], t["nsum"], t["nscale"]))
+                     (t["ctrl"], _i32(self.n_classes), _i32(rule_eq32), _i32(self._hist_blocks(2)),
+                      _i32(self.hist_chunk), t["nstart"], t["nstop"], t["npair"], t["nclass"], t["nS"], t["nsum"],
+                      t["nscale"]))
         self._stop(token)
         self._stats(t, t["larger"], 1, rule_eq32, hist_batch=2, gate=t["direct"])
 
@@ -468,7 +477,7 @@ class CudaBackend(Backend):
         self._launch(self.k.histogram, (blocks, n_groups, n_batch), (HIST_THREADS,),
                      (batch, t["ctrl"], self.rows, t["nstart"], t["nstop"], t["npair"], t["nscale"], self.codes,
                       _i32(self.n_features), self.feat_off, self.group_first, _i32(self.total_cells), self.p_d,
-                      self.pc_d, self.y, w, _i32(self.n_classes), self.hist),
+                      self.pc_d, self.y, w, _i32(self.n_classes), _i32(self.hist_chunk), self.hist),
                      shared_mem=self.hist_shared)
         self._stop(token)
 
@@ -593,7 +602,7 @@ class CudaBackend(Backend):
             self._allow(params.features)  # read by the launches: not a part of the graph's key
             if sample is not None:
                 n_sample = self._set_sample(sample)  # likewise (its size is)
-        key = (J, rule_eq32, limits, self.derive_siblings, update, n_sample)
+        key = (J, rule_eq32, limits, self.derive_siblings, self.hist_chunk, update, n_sample)
         with self.cp.cuda.Device(self.device_id):
             if self.use_graph and self.profile is None:
                 graph = self._graphs.get(key)
@@ -629,7 +638,7 @@ class CudaBackend(Backend):
 
     def _capture(self, t, key):
         """The tree's launches as one CUDA graph (None where capture is not supported)."""
-        max_leaves, rule_eq32, limits, _, update, n_sample = key
+        max_leaves, rule_eq32, limits, _, _, update, n_sample = key
         if update is not None:
             self._warm_mark_leaves()  # numba compiles on its first launch, which must not be captured
         try:
@@ -814,7 +823,8 @@ class CudaBackend(Backend):
         self._launch(self.k.class_stats[self.cpl], (self.stat_blocks, 1), (STAT_THREADS,),
                      (batch, t["ctrl"], _i32(1), self.rows, t["nstart"], t["nstop"], t["npair"], self.p_d, self.pc_d,
                       self.y, w, _i32(self.n_classes), _i32(self.KP), _i32(self.stat_stride), self.partials, 0,
-                      _i32(0), _i32(1), t["nclass"], t["nS"], t["nsum"], t["nscale"], self.counters[0:2]))
+                      _i32(0), _i32(1), _i32(self.hist_chunk), t["nclass"], t["nS"], t["nsum"], t["nscale"],
+                      self.counters[0:2]))
         K = self.n_classes
         part = self.partials[:self.stat_blocks * self.stat_stride].get(stream=self.stream).reshape(
             self.stat_blocks, self.stat_stride)
