@@ -528,6 +528,62 @@ def test_dense_histograms_are_the_references_at_and_around_the_feature_block(n_f
                 assert np.isnan(hist[0]).all()
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("with_sparse", [False, True])
+def test_histograms_of_many_features_by_passes_are_the_references(with_sparse, weighted):
+    # more features than _features_per_pass (32 of 256 codes): a pass over the rows for each
+    # block of them (the bins of one pass stay in the core's cache), then the sparse cells: the
+    # reference's bins exactly, as one pass gives them; from an offset range, on threads by
+    # feature blocks, and in a whole tree grown as the Python grower grows it
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.numpy import build_histogram, fold_default_bins
+
+    rng = np.random.default_rng(7)
+    n, d, k, n_bins = 900, 80, 4, 255
+    assert kernels._features_per_pass(n_bins + 1) == 32
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.02] = 255
+    if with_sparse:
+        codes[:, ::9] = np.where(rng.random((n, len(range(0, d, 9)))) < 0.9, 0, codes[:, ::9])
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    ref, fast = scored_backends(codes, y, w, k, n_bins, rng.normal(size=(n, k)))
+    assert (len(fast.sparse) > 0) == with_sparse and len(fast.wide) > kernels._features_per_pass(fast.n_codes)
+    fast.rows[:] = ref.rows[:] = rng.permutation(n)
+    wide, sparse, cells = fast.wide, fast.sparse, fast.cells
+    for pair, first_order in (((1, 3), False), ((2, -1), True), ((0, -2), False)):
+        for lo, hi in ((0, n), (11, n // 2), (4, 4)):
+            values = ref._channels(ref.rows[lo:hi], pair, first_order)
+            expected = fold_default_bins(build_histogram(ref.codes[ref.rows[lo:hi]], values, ref.n_codes), values,
+                                         ref.sparse)
+            hist = np.full((d, fast.n_codes, kernels.LANES), np.nan)
+            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells, fast.p,
+                                     fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
+                                     0, len(wide), kernels.WITH_SPARSE)
+            np.testing.assert_array_equal(hist[..., :3], expected)
+            np.testing.assert_array_equal(hist[..., 3:], 0.0)
+            hist[:] = np.nan  # the wide features from the second on, no sparse ones: those bins alone
+            kernels._histogram_block(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells, fast.p,
+                                     fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist,
+                                     1, len(wide), not kernels.WITH_SPARSE)
+            np.testing.assert_array_equal(hist[wide[1:], :, :3], expected[wide[1:]])
+            assert np.isnan(np.delete(hist, wide[1:], axis=0)).all()
+            hist[:] = np.nan
+            kernels._histogram_parallel(fast.rows, lo, hi, pair[0], pair[1], fast.codes, wide, sparse, cells, fast.p,
+                                        fast.pct, fast.top, fast.y, fast.weight, weighted, first_order, hist, 2)
+            np.testing.assert_array_equal(hist[..., :3], expected)
+    ref.reset_partition()
+    fast.reset_partition()
+    params = GrowerParams(max_leaves=8)
+    a, seg_a, _ = TreeGrower(ref, params, bins_as_thresholds, n).grow()
+    b, seg_b, _ = fast.grow_tree(params, bins_as_thresholds)
+    for name in ("feature", "bin", "missing_left", "left", "right", "pair", "n_samples"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_allclose(a.value, b.value, rtol=1e-12)
+    np.testing.assert_allclose(a.gain, b.gain, rtol=1e-12)
+    np.testing.assert_array_equal(seg_a, seg_b)
+
+
 def test_sparse_features_default_bins_are_folded_not_summed():
     # a deliberate break: the sparse features' default bins summed from their rows, as the dense
     # histogram has them, differ from the fold in the last digits, and the fold is what the
@@ -1261,6 +1317,35 @@ def test_vector_backend_stages_are_the_references(link, multilabel, weighted, k,
     fast.update_scores(F_fast, leaves, deltas)
     np.testing.assert_array_equal(F_ref, F_fast)
     assert not np.array_equal(F_ref, F)
+
+
+@pytest.mark.parametrize("link, weighted, k", [("klogit", False, 3), ("klogit", True, 5), ("exp", False, 4)])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_vector_histograms_of_many_features_by_passes_are_the_references(link, weighted, k, n_threads):
+    # more features a thread than fill HIST_PASS_BYTES of bins: a pass over the rows for each
+    # few of them, the sparse cells in the last: the reference's histograms bit for bit
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends.cpu import CpuVectorBackend
+
+    rng = np.random.default_rng(17)
+    n, d, n_bins = 500, 110, 255
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[:, [4, 30]] = rng.random((n, 2)) < [[0.1, 0.8]]  # sparse features: defaults 0 and 1
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = rng.integers(0, k, size=n)
+    w = rng.uniform(0.2, 3.0, size=n) if weighted else None
+    kwargs = dict(n_bins=n_bins, missing_code=255, link=link)
+    ref = NumpyBackend(codes, y, w, k, **kwargs)
+    fast = CpuVectorBackend(codes, y, w, k, n_threads=n_threads, **kwargs)
+    assert [tuple(f) for f in fast.sparse] == [(4, 0), (30, 1)]
+    channels = (k if link == "exp" else 2 * k) + 1
+    per_pass = kernels.HIST_PASS_BYTES // ((n_bins + 1) * channels * 8)
+    assert len(fast.wide) / n_threads > 2 * per_pass  # (three passes or more a thread)
+    F = rng.normal(size=(n, k))
+    assert ref.set_scores(F) == fast.set_scores(F)
+    fast.rows[:] = ref.rows[:] = rng.permutation(n)
+    segments = np.array([[0, n], [17, 260], [9, 9]])
+    np.testing.assert_array_equal(ref.vector_histograms(segments), fast.vector_histograms(segments))
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])

@@ -2054,6 +2054,11 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
     W = hist.shape[1]
     for q in range(w_lo, w_hi):
         hist[wide[q]] = 0.0
+    if w_hi - w_lo > _features_per_pass(W) and stop > start:
+        # (np.int64: one compiled copy, whether w_lo is the literal 0 or not)
+        _histogram_by_passes(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                             first_order, hist, np.int64(w_lo), w_hi, with_sparse)
+        return
     if sparse.shape[0] == 0:  # wide is every feature in order (no indirection: 10% faster on letter)
         if (weighted or first_order) and w_hi - w_lo == FEATURE_BLOCK:  # (FEATURE_BLOCK's note)
             for j in range(start, stop):
@@ -2098,6 +2103,74 @@ def _histogram_block(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct
                 _add_to_bin(hist, cells[q], g, h)
     if with_sparse:
         _fold_pair_defaults(hist, sparse, total_g, total_h, stop - start)
+
+
+#: _histogram_block adds more features than fill this many bytes of histogram a few at a time:
+#: a pass over the node's rows for each block of them, so that the bins one pass adds to stay in
+#: the core's cache (2000 features of 256 codes are 16 MB of bins, and a row's additions went to
+#: 2000 cache lines far apart)
+HIST_PASS_BYTES = 1 << 18
+
+
+@njit(cache=True)
+def _features_per_pass(n_codes):
+    """How many features of n_codes bins _histogram_block adds in one pass over the rows (a
+    multiple of FEATURE_BLOCK, at least one block)."""
+    fit = HIST_PASS_BYTES // (n_codes * LANES * 8)
+    return max(FEATURE_BLOCK, fit // FEATURE_BLOCK * FEATURE_BLOCK)
+
+
+@njit(cache=True)
+def _histogram_by_passes(rows, start, stop, r, s, codes, wide, sparse, cells, p, pct, top, y, w, weighted,
+                         first_order, hist, w_lo, w_hi, with_sparse):
+    """_histogram_block of many features (the caller zeroed their bins): the rows' channels
+    once, then a pass over the rows for each _features_per_pass features, and the sparse
+    features' cells in a last pass. Every bin gets the same additions in the same row order as
+    in one pass, so the histogram is the same bit for bit."""
+    W = hist.shape[1]
+    n = stop - start
+    gh = np.empty((n, 2))
+    for j in range(start, stop):
+        g, h = _row_channels(_at(rows, j), r, s, p, pct, top, y, w, weighted, first_order)
+        gh[j - start, 0] = g
+        gh[j - start, 1] = h
+    dense = sparse.shape[0] == 0  # wide is every feature in order
+    per_pass = _features_per_pass(W)
+    for b_lo in range(w_lo, w_hi, per_pass):
+        b_hi = min(b_lo + per_pass, w_hi)
+        if dense:
+            full = b_lo + (b_hi - b_lo) // FEATURE_BLOCK * FEATURE_BLOCK
+            for j in range(start, stop):
+                i = _at(rows, j)
+                g = gh[j - start, 0]
+                h = gh[j - start, 1]
+                for f0 in range(b_lo, full, FEATURE_BLOCK):  # (the unrolled block of FEATURE_BLOCK's note)
+                    for f in range(FEATURE_BLOCK):
+                        _add_to_bin(hist, (f0 + f) * W + _at2(codes, i, f0 + f), g, h)
+                for f in range(full, b_hi):
+                    _add_to_bin(hist, f * W + _at2(codes, i, f), g, h)
+        else:
+            for j in range(start, stop):
+                i = _at(rows, j)
+                g = gh[j - start, 0]
+                h = gh[j - start, 1]
+                for q in range(b_lo, b_hi):
+                    f = wide[q]
+                    _add_to_bin(hist, f * W + _at2(codes, i, f), g, h)
+    if with_sparse and not dense:
+        for q in range(sparse.shape[0]):
+            hist[sparse[q, 0]] = 0.0
+        total_g = 0.0
+        total_h = 0.0
+        for j in range(start, stop):
+            i = _at(rows, j)
+            g = gh[j - start, 0]
+            h = gh[j - start, 1]
+            total_g += g
+            total_h += h
+            for q in range(cells[i], cells[i + 1]):
+                _add_to_bin(hist, cells[q], g, h)
+        _fold_pair_defaults(hist, sparse, total_g, total_h, n)
 
 
 @njit(cache=True)
@@ -2957,12 +3030,14 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, single, wide, sparse, c
     each; the first block also sums the sparse features' codes other than their defaults
     (cells, as _histogram_block) and folds their default bins (the reference's
     fold_default_bins). hist need not be zero on entry: each thread zeroes its features' part
-    first (in parallel, and in its own cache)."""
+    first (in parallel, and in its own cache). A thread's features go a few at a time, a pass
+    over the rows each, where their bins are more than HIST_PASS_BYTES."""
     n_codes = hist.shape[1]
     K = A.shape[1]
     C = K if single else 2 * K
     n_wide = wide.shape[0]
     flat = hist.reshape(hist.shape[0] * n_codes, hist.shape[2])
+    per_pass = max(1, HIST_PASS_BYTES // (n_codes * hist.shape[2] * 8))
     for block in prange(n_blocks):
         q_lo = np.int64(block) * n_wide // n_blocks
         q_hi = (np.int64(block) + 1) * n_wide // n_blocks
@@ -2974,33 +3049,41 @@ def vector_histogram_rows(codes, idx, A, B, w, weighted, single, wide, sparse, c
                 hist[sparse[q, 0]] = 0.0
         values = np.empty(C)
         totals = np.zeros(C)
-        for j in range(idx.shape[0]):
-            i = idx[j]
-            if single:
-                for k in range(K):
-                    values[k] = A[i, k]
-            elif weighted:
-                for k in range(K):
-                    values[k] = A[i, k] * w[i]
-                    values[K + k] = B[i, k] * w[i]
-            else:
-                for k in range(K):
-                    values[k] = A[i, k]
-                    values[K + k] = B[i, k]
-            for q in range(q_lo, q_hi):
-                f = wide[q]
-                cell = hist[f, codes[i, f]]
-                for c in range(C):
-                    cell[c] += values[c]
-                cell[C] += 1.0
-            if with_sparse:
-                for c in range(C):
-                    totals[c] += values[c]
-                for q in range(cells[i], cells[i + 1]):
-                    cell = flat[cells[q]]
+        # a pass over the rows for each per_pass features (HIST_PASS_BYTES: the bins of one pass
+        # stay in the core's cache), the sparse cells in the last; each bin's additions are in
+        # row order, as in one pass
+        n_passes = max(1, -(-(q_hi - q_lo) // per_pass))
+        for a_pass in range(n_passes):
+            p_lo = q_lo + a_pass * per_pass
+            p_hi = min(p_lo + per_pass, q_hi)
+            sparse_here = with_sparse and a_pass == n_passes - 1
+            for j in range(idx.shape[0]):
+                i = idx[j]
+                if single:
+                    for k in range(K):
+                        values[k] = A[i, k]
+                elif weighted:
+                    for k in range(K):
+                        values[k] = A[i, k] * w[i]
+                        values[K + k] = B[i, k] * w[i]
+                else:
+                    for k in range(K):
+                        values[k] = A[i, k]
+                        values[K + k] = B[i, k]
+                for q in range(p_lo, p_hi):
+                    f = wide[q]
+                    cell = hist[f, codes[i, f]]
                     for c in range(C):
                         cell[c] += values[c]
                     cell[C] += 1.0
+                if sparse_here:
+                    for c in range(C):
+                        totals[c] += values[c]
+                    for q in range(cells[i], cells[i + 1]):
+                        cell = flat[cells[q]]
+                        for c in range(C):
+                            cell[c] += values[c]
+                        cell[C] += 1.0
         if with_sparse:
             _fold_defaults(hist, sparse, totals, idx.shape[0])
 
