@@ -1,7 +1,7 @@
 """How much the GPU's fixed-point histograms move the trees on wide data (needs a GPU).
 
 The CUDA backend adds each row's w g and w h to its bin in fixed point, at a resolution that
-follows how many rows one block adds (docs/gpu.md, "Fixed-point histograms"): on wide data a
+follows how many rows one block adds (docs/gpu.md, "Histograms are fixed point"): on wide data a
 node's rows are shared by fewer blocks, each block adds more rows, and each row keeps fewer
 bits, unless a block adds its rows a chunk at a time (``HIST_CHUNK``). This script grows AOSO
 trees on the GPU, with and without the chunks, and on the compiled CPU backend (float64 sums)

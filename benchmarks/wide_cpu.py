@@ -1,7 +1,7 @@
 """Wide data on the CPU: seconds a tree of gpuboost AOSO beside LightGBM and XGBoost.
 
 Synthetic data (``--rows`` x ``--features`` uniform values, labels from ten of the features,
-``--classes`` classes), the matched settings of bench_cpu.py (BENCHMARKS.md: 20 leaves,
+``--classes`` classes), the matched settings of bench_cpu.py (shared/spec/BENCHMARKS.md: 20 leaves,
 learning rate 0.1, 255 bins). Each library fits ``--small`` and then ``--large`` iterations from scratch; the time a
 tree is the difference of the two fits over the difference of their trees, so that binning
 and set-up cancel (AOSO grows one tree an iteration, LightGBM and XGBoost K). One run, on

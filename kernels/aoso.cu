@@ -538,8 +538,8 @@ histogram(const int* __restrict__ batch, const int* __restrict__ ctrl, const int
     if (c0 >= c1) return;  // block-uniform: this block has no rows of the node
     // at most `chunk` rows into the shared counters, then into the global ones (finalize_node's
     // scale lets that many rows, not the block's R, fill 2^30)
-    for (int k0 = c0; k0 < c1; k0 += chunk) {
-        const int k1 = min(k0 + chunk, c1);
+    for (int k0 = c0, k1; k0 < c1; k0 = k1) {
+        k1 = c1 - k0 > chunk ? k0 + chunk : c1;  // (k0 + chunk may pass INT_MAX)
         for (int j0 = k0 + warp * 32; j0 < k1; j0 += HIST_THREADS) {  // warp-uniform
             const int j = j0 + lane;
             const bool valid = j < k1;

@@ -60,8 +60,10 @@ CASES = {
     "uint16 codes": dict(max_bins=300, n=700),
     "no missing values": dict(missing=False),
     # a block adds its rows 8 at a time (HIST_CHUNK is 4096): the chunks' flushes, and the
-    # finer scale that they allow, which the half-unit bound below then checks
-    "hist_chunk=8": dict(n=20000, hist_chunk=8),
+    # finer scale that they allow, which the half-unit bound below then checks (a constant
+    # feature puts a block's ~76 rows in one bin: without a flush every 8 rows its 32-bit sums
+    # at that scale would overflow)
+    "hist_chunk=8": dict(n=20000, hist_chunk=8, constant=True),
 }
 
 
@@ -312,7 +314,6 @@ def test_fused_update_after_a_row_sample_moves_every_row():
         assert np.array_equal(fused.scores(), F)
         assert check.set_scores(F) == loss
         assert np.array_equal(fused.p, check.p) and np.array_equal(fused.pc, check.pc)
-
 
 
 def test_mark_leaves_on_the_device_with_fewer_grid_rows_than_segments():

@@ -470,6 +470,8 @@ class CudaBackend(Backend):
         return max(1, (4 * self.n_sm) // (n_groups * n_batch))
 
     def _hist(self, t, batch, n_batch):
+        if not 1 <= self.hist_chunk < 2 ** 31:  # (the kernel's int; 0 would never end)
+            raise ValueError(f"hist_chunk must be a positive int32, not {self.hist_chunk!r}")
         n_groups = len(self.group_first_host) - 1
         blocks = self._hist_blocks(n_batch)  # class_stats sizes the fixed-point scale by it
         w = self.w if self.weighted else 0
