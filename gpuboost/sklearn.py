@@ -1135,7 +1135,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def __sklearn_tags__(self):
+        from ._validation import MULTILABEL_ALGORITHMS
+
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.sparse = True  # densified on input: an absent entry is the value 0
+        # fit(X, Y) with an indicator matrix Y, where the algorithm has a multi-label form
+        tags.classifier_tags.multi_label = getattr(self, "algorithm", None) in MULTILABEL_ALGORITHMS
         return tags

@@ -448,3 +448,14 @@ def test_functional_test_ranks_by_the_scores_not_rounded_probabilities():
     assert result["average_precision"] == metrics.average_precision(Y, F)
     assert result["average_precision"] != metrics.average_precision(Y, np.full(F.shape, 0.5))
     assert result["coverage"] == metrics.coverage(Y, F) and result["one_error"] == metrics.one_error(Y, F)
+
+
+def test_the_scikit_learn_tags_say_multi_label_where_the_algorithm_has_it():
+    # (scikit-learn's multi-label checks run where the tag is set: tests/test_sklearn_checks.py)
+    from gpuboost.algorithms import ALGORITHMS
+    from gpuboost._validation import MULTILABEL_ALGORITHMS
+
+    for algorithm in ALGORITHMS:
+        tags = BoostClassifier(algorithm=algorithm).__sklearn_tags__()
+        assert tags.classifier_tags.multi_label == (algorithm in MULTILABEL_ALGORITHMS), algorithm
+    assert set(MULTILABEL_ALGORITHMS) < set(ALGORITHMS)
