@@ -4,9 +4,9 @@ Every test here is marked ``gpu`` and skipped where CuPy sees no CUDA device (CI
 machine with an NVIDIA GPU: ``python -m pytest -q -m gpu tests``.
 
 Tolerances, and why: histogram channels are fixed-point sums (each row's w g and w h rounded
-to 2^-b of the node's largest possible value, b >= 18), so each bin differs from the float64 sum by at
-most half a unit per row; node sums and probabilities are float64 in another order (and
-libdevice's exp, not NumPy's), equal to about 1e-12 relative.
+to 2^-b of the node's largest possible value, b >= 18), so each bin differs from the float64
+sum by at most half a unit per row; node sums and probabilities are float64 in another order
+(and libdevice's exp, not NumPy's), equal to about 1e-12 relative.
 """
 
 from __future__ import annotations
@@ -338,6 +338,7 @@ def test_mark_leaves_on_the_device_with_fewer_grid_rows_than_segments():
         mark_leaves[(64, grid_y), 256](leaf_of, cuda.to_device(rows), cuda.to_device(start), cuda.to_device(stop),
                                        cuda.to_device(child), np.int32(n_segments))
         assert np.array_equal(leaf_of.copy_to_host(), expected), grid_y
+
 
 def test_deterministic_model_bytes(tmp_path):
     from gpuboost import BoostClassifier

@@ -23,9 +23,8 @@ Differences from the CPU backends, by design: histogram channels are fixed-point
 ceil(log2 R), R the rows a block adds between flushes, at most HIST_CHUNK: b from 18 to 30), so
 split gains agree with the CPU's to about 1e-5 relative and a split may differ where two
 candidates are that close; node sums (hence leaf values) are float64 sums in another order,
-equal to rounding. Results do not depend on thread
-scheduling: the same data give the same model bit for bit. docs/gpu.md has the details and
-the measured figures.
+equal to rounding. Results do not depend on thread scheduling: the same data give the same
+model bit for bit. docs/gpu.md has the details and the measured figures.
 
 Supported: ``algorithm="aoso"`` (per-node pairs by eq (33) or eq (32)). The K-tree family
 and K-LogitBoost train on the CPU backends.
