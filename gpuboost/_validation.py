@@ -382,10 +382,22 @@ MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit", "klogitboo
 
 def host_labels(y):
     """y on the host, a scipy.sparse matrix densified (scikit-learn accepts a sparse multi-label
-    indicator matrix; an absent entry is 0); anything else unchanged."""
+    indicator matrix; an absent entry is 0), a masked array without masked entries as its data
+    (one with them is refused: they are missing labels, where NumPy would drop the mask and train
+    on what they hold); anything else unchanged."""
     y = to_host(y)
     if hasattr(y, "toarray") and hasattr(y, "nnz"):
         y = y.toarray()
+    if isinstance(y, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(y)
+        if mask.any():
+            where = np.argwhere(mask)
+            at = [tuple(i) if len(i) > 1 else int(i[0]) for i in where[:5].tolist()]
+            raise ValueError(
+                f"y has {len(where)} masked entries, at {'rows' if mask.ndim == 1 else '[row, label]'} "
+                f"{at}{' ...' if len(where) > 5 else ''}: a masked label is a missing one. Drop those rows, or "
+                "give them their labels.")
+        y = np.ma.getdata(y)
     return y
 
 
@@ -581,6 +593,10 @@ def check_weight(sample_weight, n_rows: int):
     """sample_weight as float64 (n_rows,), or None; finite, >= 0, not all 0."""
     if sample_weight is None:
         return None
+    if isinstance(sample_weight, np.ma.MaskedArray) and np.ma.getmaskarray(sample_weight).any():
+        rows = np.flatnonzero(np.ma.getmaskarray(sample_weight).reshape(-1))
+        raise ValueError(f"sample_weight has {rows.size} masked entries, at rows {rows[:5].tolist()}"
+                         f"{' ...' if rows.size > 5 else ''}: give every row a weight (0 leaves a row out).")
     try:
         w = np.asarray(sample_weight, dtype=np.float64)
     except (TypeError, ValueError):

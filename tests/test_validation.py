@@ -103,6 +103,10 @@ CASES = {
     "y of Python integers beyond 64 bits": lambda: small().fit(X, np.array([0, 1, 2**70, 3] * 5, dtype=object)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
+    "y a masked array with a masked label (a masked entry is a missing label)": lambda: small().fit(
+        X, np.ma.masked_array(y, mask=np.arange(20) == 5)),
+    "a multi-label y with a masked entry": lambda: small().fit(
+        X, np.ma.masked_array(np.eye(3, dtype=int)[y], mask=np.eye(20, 3, k=-4, dtype=bool))),
     "y mixing strings and numbers": lambda: small().fit(X, np.array([1, "a", 2.0, "b"] * 5, dtype=object)),
     "continuous y": lambda: small().fit(X, rng.normal(size=20)),
     "2-D y (several labels per row)": lambda: small().fit(X, np.stack([y, y], axis=1)),
@@ -112,6 +116,8 @@ CASES = {
     "more than 65536 classes": lambda: small().fit(np.zeros((70000, 1)), np.arange(70000)),
     "negative sample_weight": lambda: small().fit(X, y, sample_weight=np.r_[-1.0, np.ones(19)]),
     "NaN sample_weight": lambda: small().fit(X, y, sample_weight=np.r_[np.nan, np.ones(19)]),
+    "a masked sample_weight entry": lambda: small().fit(
+        X, y, sample_weight=np.ma.masked_array(np.ones(20), mask=np.arange(20) % 9 == 2)),
     "sample_weight all zero": lambda: small().fit(X, y, sample_weight=np.zeros(20)),
     "positive sample_weight in one class only": lambda: small().fit(X, y, sample_weight=(y == 0) * 1.0),
     "sample_weight of another length": lambda: small().fit(X, y, sample_weight=np.ones(5)),
@@ -265,6 +271,18 @@ def test_a_masked_entry_is_a_missing_value(dtype):
     X_nan[[1, 7], 2] = np.nan
     np.testing.assert_array_equal(small().fit(X_masked, y).predict_proba(X_masked),
                                   small().fit(X_nan, y).predict_proba(X_nan))
+
+
+def test_a_masked_y_or_weight_without_a_masked_entry_is_the_plain_one():
+    """A masked y (or sample_weight) is refused only where an entry is masked (tested in CASES);
+    with none masked it is the plain array. NumPy would drop the mask, so a masked label used to
+    train as whatever value it held."""
+    plain = small().fit(X, y, sample_weight=np.arange(1.0, 21.0)).predict_proba(X)
+    masked = small().fit(X, np.ma.masked_array(y), sample_weight=np.ma.masked_array(np.arange(1.0, 21.0)))
+    np.testing.assert_array_equal(masked.predict_proba(X), plain)
+    Y = np.eye(3, dtype=int)[y]
+    np.testing.assert_array_equal(small().fit(X, np.ma.masked_array(Y)).predict_proba(X),
+                                  small().fit(X, Y).predict_proba(X))
 
 
 def test_a_masked_array_of_dates_is_refused_as_the_plain_one():
