@@ -8,12 +8,91 @@ where it fails: a green CI run means those tests ran.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+#: the subprocesses started with the session (see ``start_early``), by test id
+_EARLY: dict = {}
+
+
+def start_early(command):
+    """Mark a test whose slow subprocess (compiling the kernels anew: minutes on one core) is
+    started when the session starts, beside the suite, and waited for by the test (the fixture
+    ``early_process``). The suite's own first fit compiles on one core too, so on CI's two cores
+    the two compilations overlap instead of following each other.
+
+    ``command(params, folder)`` gives ``(argv, env)`` for the test's parameters (``{}`` where it
+    has none) and a new folder (the process's working folder, removed when the session ends), or
+    None for no process (a case the test skips).
+    """
+    def mark(test):
+        test.early_command = command
+        return test
+    return mark
+
+
+def _start(command, params):
+    folder = Path(tempfile.mkdtemp(prefix="gpuboost-early-"))
+    job = command(params, folder)
+    if job is None:
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    argv, env = job
+    out, err = open(folder / "stdout.txt", "w+"), open(folder / "stderr.txt", "w+")
+    return subprocess.Popen(argv, stdout=out, stderr=err, text=True, cwd=folder, env=env), out, err, folder
+
+
+def pytest_collection_finish(session):
+    for item in session.items:  # (the selected tests only)
+        command = getattr(getattr(item, "function", None), "early_command", None)
+        if command is not None:
+            _EARLY[item.nodeid] = _start(command, getattr(getattr(item, "callspec", None), "params", {}))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    while _EARLY:
+        started = _EARLY.popitem()[1]
+        if started is None:
+            continue
+        process, out, err, folder = started
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        out.close()
+        err.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def early_process(request):
+    """``wait(timeout)``: (returncode, stdout, stderr, folder) of this test's ``start_early``
+    process, once it has ended (started now where the session did not start it: a test run
+    on its own by id, say); killed, and the test failed, past ``timeout`` seconds from now."""
+    def wait(timeout):
+        started = _EARLY.get(request.node.nodeid)
+        if started is None:
+            callspec = getattr(request.node, "callspec", None)
+            started = _EARLY[request.node.nodeid] = _start(request.function.early_command,
+                                                           getattr(callspec, "params", {}))
+        assert started is not None, "the test's start_early command gave no process"
+        process, out, err, folder = started
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            pytest.fail(f"the test's subprocess ran past {timeout} s: {process.args}")
+        out.seek(0)
+        err.seek(0)
+        return process.returncode, out.read(), err.read(), folder
+    return wait
 
 
 def data_dir() -> Path:

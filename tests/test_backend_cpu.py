@@ -15,7 +15,7 @@ from gpuboost.backends.cpu import CpuBackend
 from gpuboost.backends.numpy import NumpyBackend
 from gpuboost.grower import GrowerParams, TreeGrower
 
-from conftest import bins_as_thresholds
+from conftest import bins_as_thresholds, start_early
 
 CASES = [
     # (seed, n_rows, n_features, n_classes, n_bins, weighted, missing fraction, code dtype)
@@ -219,17 +219,29 @@ def test_best_split_is_the_references_on_hard_histograms(n_codes):
                     assert (f, b, missing_left) == (want.feature[0], want.bin[0], want.missing_left[0])
 
 
+def _other_cpu_tests(params, folder):
+    """The command of test_vector_kernels_on_cpus_without_avx512 (started with the session:
+    ``start_early``), or None where it skips."""
+    from gpuboost.backends import _numba_cpu as kernels
+
+    if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
+        return None
+    if params["cpu"] == "haswell" and not kernels._has_avx512():
+        return None
+    env = dict(os.environ, NUMBA_CPU_NAME=params["cpu"], NUMBA_CPU_FEATURES=params["features"],
+               NUMBA_CACHE_DIR=str(folder))
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+            "vectorised_class_and_cross_sums or hard_histograms"], env
+
+
 @pytest.mark.parametrize("cpu, features", [("haswell", "+avx,+avx2,+fma,+sse4.2,+popcnt,+bmi,+bmi2,+f16c,+cx16"),
                                             ("x86-64", "+sse2")])
-def test_vector_kernels_on_cpus_without_avx512(cpu, features, tmp_path):
+@start_early(_other_cpu_tests)
+def test_vector_kernels_on_cpus_without_avx512(cpu, features, early_process):
     # The vector kernels are compiled for the machine they run on: an 8-wide vector and its
     # masked loads and stores are one AVX-512 instruction here, two AVX2 ones (vmaskmovpd) or
     # a lane at a time elsewhere. The same tests, compiled for those CPUs (a new process with
     # numba's target CPU set, and an empty cache), must give the same sums.
-    import os
-    import subprocess
-    import sys
-
     from gpuboost.backends import _numba_cpu as kernels
 
     if not sys.platform.startswith("linux") or os.uname().machine != "x86_64":
@@ -237,12 +249,9 @@ def test_vector_kernels_on_cpus_without_avx512(cpu, features, tmp_path):
     if cpu == "haswell" and not kernels._has_avx512():
         # (35 s of compiling in CI, whose hosts are of this kind)
         pytest.skip("this host compiles for AVX2 without AVX-512 itself: the rest of the suite runs that case")
-    env = dict(os.environ, NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES=features, NUMBA_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                           "vectorised_class_and_cross_sums or hard_histograms"], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert " passed" in done.stdout and "failed" not in done.stdout
+    returncode, stdout, stderr, _ = early_process(timeout=600)
+    assert returncode == 0, stdout[-3000:] + stderr[-2000:]
+    assert " passed" in stdout and "failed" not in stdout
 
 
 def _scalar_class_and_cross_sums(rows, p, pc, top, y, w, r, k_lo, k_hi):
@@ -1234,25 +1243,28 @@ def test_the_stage_profiler_still_finds_grow_trees_stages():
         profile_cpu.instrumented_source(source.replace("n_left = partition(rows, start[best]", "n_left = cut("))
 
 
-def test_the_other_vector_width_compiles_once_and_is_the_same(tmp_path):
+def _other_width_command(params, folder):
+    """The command of test_the_other_vector_width_compiles_once_and_is_the_same (started with
+    the session: ``start_early``): tests/_other_width.py with the gpuboost these tests import,
+    installed or not."""
+    from pathlib import Path
+
+    import gpuboost
+
+    env = dict(os.environ, PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]))
+    return [sys.executable, str(Path(__file__).with_name("_other_width.py")), str(folder)], env
+
+
+@start_early(_other_width_command)
+def test_the_other_vector_width_compiles_once_and_is_the_same(early_process):
     """The kernels' vector width VW is the host's (8 lanes with AVX-512, else 4). A copy of the
     kernels compiled with the other width, without numba's cache, must give the same
     probabilities, loss, trees and models, bit for bit, so that both widths stay tested on any
     host; and it must compile each kernel once per argument types (see tests/_other_width.py).
     A new process: every kernel that its fits call is compiled there, whatever other tests
-    called (about 100 s in CI)."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    import gpuboost
-
-    # the gpuboost these tests import, installed or not
-    env = dict(os.environ, PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]))
-    script = Path(__file__).with_name("_other_width.py")
-    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=900)
-    assert done.returncode == 0 and "OK" in done.stdout, done.stdout[-2000:] + done.stderr[-3000:]
+    called (about 100-140 s in CI, started with the session, beside the rest of the suite)."""
+    returncode, stdout, stderr, _ = early_process(timeout=900)
+    assert returncode == 0 and "OK" in stdout, stdout[-2000:] + stderr[-3000:]
 
 
 @pytest.mark.parametrize("link, multilabel, weighted, k", [("exp", False, False, 4), ("exp", True, True, 4),
