@@ -50,6 +50,8 @@ def _start(command, params):
 
 
 def pytest_collection_finish(session):
+    if session.config.option.collectonly:
+        return
     for item in session.items:  # (the selected tests only)
         command = getattr(getattr(item, "function", None), "early_command", None)
         if command is not None:
