@@ -5,9 +5,9 @@ arguments and defaults, are kept; underneath, each is a thin layer over ``BoostC
 
     import gpuboost as abcboost
     model = abcboost.train(Y_train, X_train, "abcrobustlogit", 200, 20, 0.1, search=2, gap=5)
-    result = abcboost.test(Y_test, X_test, model, save_prob=1)
+    result = abcboost.test(Y_test, X_test, model, save_prob=1, test_auc=1)
     result["prediction"], result["testlog"], result["probability"]
-    abcboost.predict(X_test, model)
+    abcboost.predict(X_test, model)["prediction"]
     abcboost.save(model, "model.json"); model = abcboost.load("model.json")
 
 Unlike ABCBoost it raises exceptions (it never prints and returns None), accepts what the
@@ -32,6 +32,7 @@ gap                    gap                    5
 n_threads              n_jobs                 all usable CPUs
 device                 device                 "auto"
 save_prob              (test, predict)        0
+test_auc               (test)                 0
 =====================  =====================  ===========================
 
 ``test`` and ``predict`` take ``n_threads`` and ``device`` as ABCBoost's do, check them, and
@@ -87,31 +88,39 @@ def _check_keys(params: dict, allowed: set) -> None:
 def _check_prediction_keys(params: dict) -> None:
     """test's and predict's ABCBoost keys: n_threads and device are accepted for its signature
     and otherwise ignored (the model predicts where it does, with its own threads), but checked
-    as train checks them, so that a typo is not silently taken."""
+    as train checks them, so that a typo is not silently taken; test_auc is 0 or 1 (test adds
+    an AUC column to its log; predict, without labels, ignores it, as ABCBoost's does)."""
     from ._device import DEVICES
 
-    _check_keys(params, {"n_threads", "device"})
+    _check_keys(params, {"n_threads", "device", "test_auc"})
     n_threads = params.get("n_threads")
     if n_threads is not None and (not isinstance(n_threads, numbers.Integral) or isinstance(n_threads, bool)
                                   or n_threads == 0):
         raise ValueError(f"n_threads must be None or a non-zero integer, got {n_threads!r}.")
     if "device" in params and not (isinstance(params["device"], str) and params["device"] in DEVICES):
         raise ValueError(f"device must be one of {DEVICES}, got {params['device']!r}.")
+    if "test_auc" in params and not (isinstance(params["test_auc"], (numbers.Integral, np.bool_))
+                                     and params["test_auc"] in (0, 1)):
+        raise ValueError(f"test_auc must be 0 or 1, got {params['test_auc']!r}.")
 
 
 def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int = 20, shrinkage: float = 0.1,
-          **params) -> BoostClassifier:
+          search: int | None = None, gap: int | None = None, **params) -> BoostClassifier:
     """Train a model as ABCBoost's ``train`` does; returns a fitted ``BoostClassifier``.
 
     ``model_name``: ABCBoost's ``"mart"``, ``"robustlogit"`` (its default), ``"abcmart"``,
     ``"abcrobustlogit"``, and gpuboost's ``"aoso"``, ``"logitboost"``, ``"klogitboost"``,
     ``"adaboostmh"``.
-    ``params``: ABCBoost's keys (the module docstring has the table), with its defaults.
+    ``search`` and ``gap``: keys, as in ABCBoost's module, or the seventh and eighth positional
+    arguments, as its earlier module took them (``train(Y, X, "abcrobustlogit", 100, 20, 0.1, 3,
+    0)``); left out, ABCBoost's defaults (2 and 5).
+    ``params``: ABCBoost's other keys (the module docstring has the table), with its defaults.
     ``Y``: one label per row, or an (n, L) indicator matrix of 0 and 1 for a multi-label model
     (``"aoso"``, ``"mart"``, ``"robustlogit"``, ``"klogitboost"``, ``"adaboostmh"``; ``test`` and
     ``predict`` then work on such matrices).
     """
     _check_keys(params, set(ABCBOOST_KEYS))
+    params.update({key: value for key, value in (("search", search), ("gap", gap)) if value is not None})
     estimator_params = {name: params.get(key, default) for key, (name, default) in ABCBOOST_KEYS.items()}
     model = BoostClassifier(algorithm=model_name, n_estimators=iter, max_leaves=leaves, learning_rate=shrinkage,
                             **estimator_params)
@@ -133,9 +142,13 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     """Evaluate a model on labelled data, as ABCBoost's ``test`` does.
 
     Returns a dict: ``prediction`` (labels, shape (n,)), ``testlog`` (one row per iteration:
-    iteration, test loss, test errors, seconds since the evaluation started) and, with
+    iteration, test loss, test errors, seconds since the evaluation started; with
+    ``test_auc=1`` the AUC before the seconds, in the order of ABCBoost's log line) and, with
     ``save_prob=1``, ``probability`` (n, K). ``prediction`` and ``probability`` are what the
-    model's ``predict`` and ``predict_proba`` give.
+    model's ``predict`` and ``predict_proba`` give. The AUC is ABCBoost's: for two classes the
+    first class's against the rest, ranked by its score; for more, the mean over classes of
+    each one's against the rest (ties of scores count a half; a class with no row in Y, or
+    with every row, has none, and the mean is then NaN).
 
     A multi-label model (``train`` on an (n, L) indicator matrix; ABCBoost has none) takes its
     indicator matrix as ``Y`` and is evaluated in the same shape: ``prediction`` is the (n, L)
@@ -148,6 +161,7 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     """
     _check_prediction_keys(params)
     _check_model(model)
+    with_auc = bool(params.get("test_auc", 0))
     multilabel = getattr(model, "multilabel_", False)
     y = _indicator(Y, model) if multilabel else _codes(Y, model)
     started = time.perf_counter()
@@ -162,7 +176,8 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
         else:
             loss = float(multiclass_loss(F, y))  # (from F itself: exact where a probability underflows)
             errors = int(np.sum(predicted_class(F) != y))
-        log.append((iteration, loss, errors, time.perf_counter() - started))
+        auc = (_mean_auc(y.astype(bool) if multilabel else y, F, multilabel),) if with_auc else ()
+        log.append((iteration, loss, errors, *auc, time.perf_counter() - started))
     if F is None:
         raise ValueError("the model has no trees")
     labels, probability = _outputs(model, F)
@@ -179,14 +194,39 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     return result
 
 
-def predict(X, model: BoostClassifier, save_prob: int = 0, **params):
-    """Predicted labels, or (labels, probabilities) with ``save_prob=1``: what the model's
+def predict(X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
+    """Predictions without labels, as ABCBoost's ``predict`` gives them: a dict of
+    ``prediction`` (the labels) and, with ``save_prob=1``, ``probability``: what the model's
     ``predict`` and ``predict_proba`` give (for a multi-label model, its indicator matrix and
     per-label scores)."""
     _check_prediction_keys(params)
     _check_model(model)
     labels, probability = _outputs(model, model._scores(X))
-    return (labels, probability) if save_prob else labels
+    return {"prediction": labels, "probability": probability} if save_prob else {"prediction": labels}
+
+
+def _auc(positive: np.ndarray, score: np.ndarray) -> float:
+    """The area under the ROC curve of score for the rows where positive is True: the chance
+    that a positive row scores above a negative one, ties counting a half (the trapezoids of
+    ABCBoost's curve over runs of equal scores); NaN without positive or negative rows."""
+    from scipy.stats import rankdata
+
+    n_positive = int(positive.sum())
+    n_negative = positive.size - n_positive
+    if n_positive == 0 or n_negative == 0:
+        return float("nan")
+    ranks = rankdata(score)  # (ties: their mean rank)
+    return float((ranks[positive].sum() - n_positive * (n_positive + 1) / 2) / (n_positive * n_negative))
+
+
+def _mean_auc(y: np.ndarray, F: np.ndarray, multilabel: bool) -> float:
+    """test's AUC column: y class indices (n,) or a multi-label model's (n, L) bool matrix,
+    F the scores (n, K) (see test)."""
+    if multilabel:
+        return float(np.mean([_auc(y[:, label], F[:, label]) for label in range(F.shape[1])]))
+    if F.shape[1] == 2:
+        return _auc(y == 0, F[:, 0])
+    return float(np.mean([_auc(y == k, F[:, k]) for k in range(F.shape[1])]))
 
 
 def _check_model(model) -> None:

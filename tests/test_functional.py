@@ -20,7 +20,7 @@ def test_an_abcboost_script_runs_unchanged(digits, tmp_path):
     # as an ABCBoost user writes it: train, test with save_prob=1, predict, save, load
     model = abcboost.train(Y_train, X_train, "abcrobustlogit", 30, 20, 0.1, search=2, gap=5)
     result = abcboost.test(Y_test, X_test, model, save_prob=1)
-    prediction = abcboost.predict(X_test, model)
+    prediction = abcboost.predict(X_test, model)["prediction"]
     abcboost.save(model, str(tmp_path / "model.json"))
     again = abcboost.load(str(tmp_path / "model.json"))
 
@@ -29,8 +29,65 @@ def test_an_abcboost_script_runs_unchanged(digits, tmp_path):
     assert result["testlog"][-1, 2] == np.sum(result["prediction"] != Y_test)
     assert result["probability"].shape == (len(Y_test), 10)
     np.testing.assert_array_equal(prediction, result["prediction"])
-    np.testing.assert_array_equal(abcboost.predict(X_test, again), prediction)
+    np.testing.assert_array_equal(abcboost.predict(X_test, again)["prediction"], prediction)
     assert np.mean(prediction == Y_test) > 0.9
+
+
+def test_the_abcboost_readme_calls_run(digits):
+    """The calls of ABCBoost's README, current (keys; test and predict with test_auc=1) and
+    earlier (search and gap as the seventh and eighth positional arguments)."""
+    X_train, X_test, Y_train, Y_test = digits
+    model = abcboost.train(Y_train, X_train, "abcrobustlogit", 5, 20, 0.1, search=3, gap=0, n_threads=1)
+    earlier = abcboost.train(Y_train, X_train, "abcrobustlogit", 5, 20, 0.1, 3, 0)
+    assert (model.search, model.gap, earlier.search, earlier.gap) == (3, 0, 3, 0)
+    np.testing.assert_array_equal(earlier.predict_proba(X_test), model.predict_proba(X_test))
+    result = abcboost.test(Y_test, X_test, model, test_auc=1)
+    assert result["testlog"].shape == (5, 5)  # iteration, loss, errors, AUC, seconds
+    np.testing.assert_array_equal(result["testlog"][:, :3], abcboost.test(Y_test, X_test, model)["testlog"][:, :3])
+    res = abcboost.predict(X_test, model, test_auc=1)
+    assert set(res) == {"prediction"}
+    np.testing.assert_array_equal(res["prediction"], model.predict(X_test))
+    with pytest.raises(ValueError, match="test_auc must be 0 or 1, got 2"):
+        abcboost.test(Y_test, X_test, model, test_auc=2)
+
+
+def _brute_force_auc(positive, score):
+    """The chance that a positive row scores above a negative one, ties a half, over all pairs."""
+    above = score[positive][:, None] > score[~positive][None, :]
+    tied = score[positive][:, None] == score[~positive][None, :]
+    return (above.sum() + 0.5 * tied.sum()) / above.size
+
+
+def test_the_auc_column_is_abcboosts(small):
+    """test_auc's column: for more than two classes the mean over classes of each class's AUC
+    against the rest by its own score, for two the first class's, for a multi-label model the
+    mean over labels; checked against every (positive, negative) pair, and against
+    scikit-learn's roc_auc_score, on scores with ties."""
+    from sklearn.metrics import roc_auc_score
+
+    from gpuboost.functional import _auc
+
+    X, y = small
+    rng = np.random.default_rng(3)
+    score = rng.integers(0, 5, size=60).astype(float)  # (many ties)
+    for positive in (y == 0, y == 2, rng.random(60) < 0.5):
+        assert _auc(positive, score) == pytest.approx(_brute_force_auc(positive, score), abs=1e-12)
+        assert _auc(positive, score) == pytest.approx(roc_auc_score(positive, score), abs=1e-12)
+    assert np.isnan(_auc(np.zeros(60, bool), score)) and np.isnan(_auc(np.ones(60, bool), score))
+    three = abcboost.train(y, X, "mart", 3, 4, 0.1)
+    F = three.decision_function(X)
+    want = np.mean([_brute_force_auc(y == k, F[:, k]) for k in range(3)])
+    assert abcboost.test(y, X, three, test_auc=1)["testlog"][-1, 3] == pytest.approx(want, abs=1e-12)
+    two = abcboost.train(y > 0, X, "robustlogit", 3, 4, 0.1)
+    F = two.decision_function(X)
+    F = np.column_stack([-F, F]) if F.ndim == 1 else F
+    want = _brute_force_auc(y == 0, F[:, 0])
+    assert abcboost.test(y > 0, X, two, test_auc=1)["testlog"][-1, 3] == pytest.approx(want, abs=1e-12)
+    Y = np.column_stack([X[:, 0] > 0, X[:, 0] <= 0, X[:, 1] > 0]).astype(int)
+    labels = abcboost.train(Y, X, "mart", 3, 4, 0.1)
+    F = labels.decision_function(X)
+    want = np.mean([_brute_force_auc(Y[:, k] == 1, F[:, k]) for k in range(3)])
+    assert abcboost.test(Y, X, labels, test_auc=1)["testlog"][-1, 3] == pytest.approx(want, abs=1e-12)
 
 
 def test_abcboost_keys_and_defaults_are_translated(digits):
@@ -104,10 +161,10 @@ def test_multi_label_models_predict_and_test_on_indicator_matrices(small, algori
     X, _ = small
     Y = np.column_stack([X[:, 0] > 0, X[:, 0] <= 0, X[:, 1] > 0]).astype(int)  # one or two labels a row
     model = abcboost.train(Y, X, algorithm, 4, 4, 0.1)
-    labels, probability = abcboost.predict(X, model, save_prob=1)
-    np.testing.assert_array_equal(labels, model.predict(X))
-    np.testing.assert_array_equal(probability, model.predict_proba(X))
-    np.testing.assert_array_equal(abcboost.predict(X, model), model.predict(X))
+    res = abcboost.predict(X, model, save_prob=1)
+    np.testing.assert_array_equal(res["prediction"], model.predict(X))
+    np.testing.assert_array_equal(res["probability"], model.predict_proba(X))
+    np.testing.assert_array_equal(abcboost.predict(X, model)["prediction"], model.predict(X))
     result = abcboost.test(Y, X, model, save_prob=1)
     np.testing.assert_array_equal(result["prediction"], model.predict(X))
     np.testing.assert_array_equal(result["probability"], model.predict_proba(X))
@@ -127,9 +184,11 @@ def test_multi_label_models_predict_and_test_on_indicator_matrices(small, algori
 def test_predict_is_the_models_predict(small):
     X, y = small
     model = abcboost.train(np.array(["a", "b", "c"])[y], X, "aoso", 3, 4, 0.1)
-    labels, probability = abcboost.predict(X, model, save_prob=1)
-    np.testing.assert_array_equal(labels, model.predict(X))
-    np.testing.assert_array_equal(probability, model.predict_proba(X))
+    res = abcboost.predict(X, model, save_prob=1)
+    assert set(res) == {"prediction", "probability"}  # (ABCBoost's dict)
+    np.testing.assert_array_equal(res["prediction"], model.predict(X))
+    np.testing.assert_array_equal(res["probability"], model.predict_proba(X))
+    assert set(abcboost.predict(X, model)) == {"prediction"}
 
 
 def test_save_checks_its_arguments(small, tmp_path):
@@ -147,7 +206,8 @@ def test_prediction_keys_are_checked_though_ignored(small):
     device='gpu' was silently taken)."""
     X, y = small
     model = abcboost.train(y, X, "mart", 2, 4, 0.1)
-    np.testing.assert_array_equal(abcboost.predict(X, model, n_threads=2, device="cpu"), model.predict(X))
+    np.testing.assert_array_equal(abcboost.predict(X, model, n_threads=2, device="cpu")["prediction"],
+                                  model.predict(X))
     with pytest.raises(ValueError, match="device must be one of"):
         abcboost.predict(X, model, device="gpu")
     with pytest.raises(ValueError, match="n_threads must be None or a non-zero integer"):
