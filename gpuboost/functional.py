@@ -27,6 +27,7 @@ tree_clip_value        leaf_clip              50
 model_data_sample_rate subsample              1.0
 model_feature_sample_  colsample_bytree       1.0
 rate
+stop_tolerance         tol                    2e-14
 search                 search                 2
 gap                    gap                    5
 n_threads              n_jobs                 all usable CPUs
@@ -67,6 +68,7 @@ ABCBOOST_KEYS = {
     "tree_clip_value": ("leaf_clip", 50.0),
     "model_data_sample_rate": ("subsample", 1.0),
     "model_feature_sample_rate": ("colsample_bytree", 1.0),
+    "stop_tolerance": ("tol", 2e-14),
     "search": ("search", 2),
     "gap": ("gap", 5),
     "n_threads": ("n_jobs", None),

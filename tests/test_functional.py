@@ -106,6 +106,8 @@ def test_abcboost_keys_and_defaults_are_translated(digits):
     assert (defaults["max_bins"], defaults["min_samples_leaf"], defaults["leaf_clip"]) == (1000, 10, 50.0)
     assert (defaults["search"], defaults["gap"]) == (2, 5)
     assert (defaults["subsample"], defaults["colsample_bytree"]) == (1.0, 1.0)
+    assert defaults["tol"] == 2e-14  # ABCBoost's stop_tolerance
+    assert abcboost.train(Y_train, X_train, "mart", 1, stop_tolerance=1e-3).tol == 1e-3
 
 
 def test_errors_are_raised_not_printed(digits):
