@@ -165,6 +165,8 @@ def _non_numeric(X) -> tuple[str, str] | None:
     else:
         try:
             dtype = np.asarray(X).dtype
+            if dtype.kind in "biuf":  # (every such value converts: no float64 copy of X made to find out)
+                return None
             if dtype.kind == "c":
                 return "complex", "X has complex values (Complex data not supported)"
             if dtype.kind in "mM":  # (NumPy would convert them to integers of their unit)

@@ -140,6 +140,50 @@ def test_fit_keeps_the_unique_based_edges_on_any_thread_count(max_bins, n_thread
         assert np.array_equal(mapper.transform(X, n_threads=n_threads), one_thread)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_features_binned_in_blocks_are_the_columns_binned_one_by_one(monkeypatch, order, n_threads):
+    """fit and transform copy a block of columns to contiguous rows first (BLOCK_BYTES; here a
+    block of 3 features, the last one shorter): the edges and codes are those of each column
+    binned on its own, bit for bit, for row- and column-major X, with and without weights."""
+    from gpuboost import binning
+    from gpuboost.binning import _host_feature_edges
+
+    rng = np.random.default_rng(5)
+    n = 12_000  # above THREADED_ROWS
+    X = rng.normal(size=(n, 8))
+    X[:, 1] = rng.integers(0, 9, size=n)
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    X[:, 5] = np.where(rng.uniform(size=n) < 0.5, -0.0, 0.0)
+    X = np.asarray(X, order=order)
+    monkeypatch.setattr(binning, "BLOCK_BYTES", 3 * 8 * n)
+    assert binning._feature_blocks(n, 8) == [(0, 3), (3, 6), (6, 8)]
+    for w in (None, rng.uniform(0.5, 2.0, size=n)):
+        mapper = BinMapper(40).fit(X, w, n_threads=n_threads)
+        codes = mapper.transform(X, n_threads=n_threads)
+        assert codes.flags.c_contiguous and codes.dtype == np.uint8
+        for f in range(8):
+            column = np.array(X[:, f])
+            edges = _host_feature_edges(column, w, 40)
+            assert mapper.edges_[f].tobytes() == edges.tobytes(), f
+            expected = np.where(np.isnan(column), 40, np.searchsorted(edges, column, side="left"))
+            np.testing.assert_array_equal(codes[:, f], expected)
+
+
+def test_sparse_features_read_in_blocks_are_the_columns_read_one_by_one(monkeypatch):
+    from gpuboost.backends import base
+
+    rng = np.random.default_rng(6)
+    codes = rng.integers(0, 5, size=(500, 7)).astype(np.uint8)
+    codes[:, [1, 4, 6]] = np.where(rng.uniform(size=(500, 3)) < 0.8, [[3, 0, 2]], codes[:, [1, 4, 6]])
+    expected = [(f, int(np.argmax(np.bincount(codes[:, f], minlength=6)))) for f in range(7)
+                if 2 * np.bincount(codes[:, f]).max() >= 500]
+    assert [f for f, _ in expected] == [1, 4, 6]
+    for block_bytes in (1, 2 * 500, 1 << 20):  # a feature a block, two, all
+        monkeypatch.setattr(base, "SPARSE_BLOCK_BYTES", block_bytes)
+        np.testing.assert_array_equal(base.sparse_features(codes, 6), np.array(expected, dtype=np.int64))
+
+
 def test_upper_edges_of_arrays_are_the_scalar_lookups():
     # a tree's thresholds in one lookup (make_tree): the same floats as one call a split, +inf
     # at each feature's last value bin, rebuilt when the edges change, and not pickled

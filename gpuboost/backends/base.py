@@ -71,6 +71,9 @@ DERIVE_MAX_BYTES = 1 << 28
 #: summed densely.
 SPARSE_MAX_BYTES = 1 << 30
 
+#: sparse_features reads the codes' columns a block of about this many bytes at a time
+SPARSE_BLOCK_BYTES = 8 << 20
+
 
 def sparse_features(codes: np.ndarray, n_codes: int) -> np.ndarray:
     """The features whose most frequent code (the lowest of equals), their default, holds at
@@ -90,12 +93,15 @@ def sparse_features(codes: np.ndarray, n_codes: int) -> np.ndarray:
         return none
     found = []
     others = 0
-    for f in range(D):
-        counts = np.bincount(codes[:, f], minlength=n_codes)
-        default = int(np.argmax(counts))
-        if 2 * int(counts[default]) >= n:
-            found.append((f, default))
-            others += n - int(counts[default])
+    block = max(1, SPARSE_BLOCK_BYTES // (n * codes.itemsize))  # (a block's columns as contiguous rows:
+    for first in range(0, D, block):                              # a column of wide codes is strided)
+        columns = np.ascontiguousarray(codes[:, first:first + block].T)
+        for j, column in enumerate(columns):
+            counts = np.bincount(column, minlength=n_codes)
+            default = int(np.argmax(counts))
+            if 2 * int(counts[default]) >= n:
+                found.append((first + j, default))
+                others += n - int(counts[default])
     if not found or (others + n + 1) * 8 > SPARSE_MAX_BYTES:
         return none
     return np.array(found, dtype=np.int64)
