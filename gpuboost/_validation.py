@@ -382,7 +382,7 @@ def _na_as_nan(X):
 MULTILABEL_ALGORITHMS = ("adaboostmh", "aoso", "mart", "robustlogit", "klogitboost")
 
 
-def host_labels(y):
+def host_labels(y, name: str = "y"):
     """y on the host, a scipy.sparse matrix densified (scikit-learn accepts a sparse multi-label
     indicator matrix; an absent entry is 0), a masked array without masked entries as its data
     (one with them is refused: they are missing labels, where NumPy would drop the mask and train
@@ -392,13 +392,15 @@ def host_labels(y):
         y = y.toarray()
     if isinstance(y, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(y)
-        if mask.any():
-            where = np.argwhere(mask)
-            at = [tuple(i) if len(i) > 1 else int(i[0]) for i in where[:5].tolist()]
-            raise ValueError(
-                f"y has {len(where)} masked entries, at {'rows' if mask.ndim == 1 else '[row, label]'} "
-                f"{at}{' ...' if len(where) > 5 else ''}: a masked label is a missing one. Drop those rows, or "
-                "give them their labels.")
+        if mask.ndim >= 1 and mask.any():  # (a 0-d one: told by the shape checks that follow)
+            rows = mask.ndim == 1 or mask.shape[1:] == (1,)  # (a column of labels: rows)
+            where = np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1)) if rows else np.argwhere(mask)
+            at = [int(i) if rows else tuple(i) for i in where[:5].tolist()]
+            what = ("a masked label is a missing one. Drop those rows, or give them their labels." if name in ("y", "Y")
+                    else "a masked entry is a missing value. Drop those rows, or fill them in.")
+            column = "label" if name in ("y", "Y") else "column"
+            raise ValueError(f"{name} has {len(where)} masked entries, at {'rows' if rows else f'[row, {column}]'} "
+                             f"{at}{' ...' if len(where) > 5 else ''}: {what}")
         y = np.ma.getdata(y)
     return y
 

@@ -106,7 +106,7 @@ def _per_block(fn, n_rows: int, n_features: int, n_threads: int) -> list:
     sorts and searches release the GIL); the results do not depend on the thread count."""
     n_threads = 1 if n_rows < THREADED_ROWS else max(1, int(n_threads))
     blocks = _feature_blocks(n_rows, n_features, n_threads)
-    n_threads = min(n_threads, len(blocks))
+    n_threads = max(1, min(n_threads, len(blocks)))  # (no features: no blocks, one thread)
     if n_threads == 1:
         return [fn(*block) for block in blocks]
     with ThreadPoolExecutor(n_threads) as pool:

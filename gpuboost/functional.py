@@ -115,7 +115,7 @@ def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int =
     ``"adaboostmh"``.
     ``search`` and ``gap``: keys, as in ABCBoost's module, or the seventh and eighth positional
     arguments, as its earlier module took them (``train(Y, X, "abcrobustlogit", 100, 20, 0.1, 3,
-    0)``); left out, ABCBoost's defaults (2 and 5).
+    0)``); left out, ABCBoost's current defaults, 2 and 5 (its earlier module's were 1 and 0).
     ``params``: ABCBoost's other keys (the module docstring has the table), with its defaults.
     ``Y``: one label per row, or an (n, L) indicator matrix of 0 and 1 for a multi-label model
     (``"aoso"``, ``"mart"``, ``"robustlogit"``, ``"klogitboost"``, ``"adaboostmh"``; ``test`` and
@@ -136,7 +136,7 @@ def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int =
                 message = key + message[len(name):]
                 break
         raise ValueError(message) from None
-    Y = _validation.host_labels(Y)  # (a scipy.sparse Y densified, as fit does)
+    Y = _validation.host_labels(Y, "Y")  # (a scipy.sparse Y densified, as fit does)
     return model.fit(X, np.asarray(Y).reshape(-1) if np.ndim(Y) == 2 and np.shape(Y)[1] == 1 else Y)
 
 
@@ -148,7 +148,8 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     ``test_auc=1`` the AUC before the seconds, in the order of ABCBoost's log line) and, with
     ``save_prob=1``, ``probability`` (n, K). ``prediction`` and ``probability`` are what the
     model's ``predict`` and ``predict_proba`` give. The AUC is ABCBoost's: for two classes the
-    first class's against the rest, ranked by its score; for more, the mean over classes of
+    first class's against the other, ranked by its score minus the other's (ABCBoost's scores
+    of two classes are each other's negatives); for more, the mean over classes of
     each one's against the rest (ties of scores count a half; a class with no row in Y, or
     with every row, has none, and the mean is then NaN).
 
@@ -226,8 +227,8 @@ def _mean_auc(y: np.ndarray, F: np.ndarray, multilabel: bool) -> float:
     F the scores (n, K) (see test)."""
     if multilabel:
         return float(np.mean([_auc(y[:, label], F[:, label]) for label in range(F.shape[1])]))
-    if F.shape[1] == 2:
-        return _auc(y == 0, F[:, 0])
+    if F.shape[1] == 2:  # (ABCBoost's second score is minus its first; K-LogitBoost's is not)
+        return _auc(y == 0, F[:, 0] - F[:, 1])
     return float(np.mean([_auc(y == k, F[:, k]) for k in range(F.shape[1])]))
 
 
@@ -250,7 +251,7 @@ def _codes(Y, model: BoostClassifier, name: str = "Y") -> np.ndarray:
     if Y is None:
         raise ValueError("Y is None: test needs the true label of each row of X (for predictions alone, use "
                          "predict(X, model)).")
-    Y = _validation.host_labels(Y)  # (a scipy.sparse column densified)
+    Y = _validation.host_labels(Y, "Y")  # (a scipy.sparse column densified)
     try:
         y = np.asarray(Y)
     except (TypeError, ValueError):
@@ -301,8 +302,9 @@ def _indicator(Y, model: BoostClassifier) -> np.ndarray:
                 "indicator matrix of 0 and 1")
     if Y is None:
         raise ValueError(f"Y is None; {expected}.")
+    Y = _validation.host_labels(Y, "Y")  # (a scipy.sparse Y densified, as train takes it; masked entries told)
     try:
-        y = np.asarray(_validation.host_labels(Y))  # (a scipy.sparse Y densified, as train takes it)
+        y = np.asarray(Y)
     except (TypeError, ValueError):
         raise ValueError(f"{expected}.") from None
     if y.ndim != 2 or y.shape[1] != n_labels:

@@ -19,7 +19,7 @@ __all__ = ["one_error", "coverage", "average_precision", "hamming_loss"]
 
 def _indicator(Y, name: str = "Y") -> np.ndarray:
     """An indicator matrix of 0 and 1 (or booleans; a scipy.sparse one densified) as bool."""
-    Y = np.asarray(host_labels(Y))
+    Y = np.asarray(host_labels(Y, name))
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
         try:
             values = np.unique(Y)[:5].tolist()
@@ -34,7 +34,7 @@ def _indicator(Y, name: str = "Y") -> np.ndarray:
 
 def _check(Y, scores):
     Y = _indicator(Y)
-    scores = np.asarray(host_labels(scores), dtype=np.float64)  # (a sparse or GPU array densified, as Y)
+    scores = np.asarray(host_labels(scores, "scores"), dtype=np.float64)  # (a sparse or GPU array densified, as Y)
     if Y.ndim != 2 or Y.shape != scores.shape:
         raise ValueError(f"Y and scores must both have shape (n_samples, n_labels); got {Y.shape} and {scores.shape}.")
     _nonempty(Y)

@@ -29,8 +29,8 @@ def start_early(command):
     the two compilations overlap instead of following each other.
 
     ``command(params, folder)`` gives ``(argv, env)`` for the test's parameters (``{}`` where it
-    has none) and a new folder (the process's working folder, removed when the session ends), or
-    None for no process (a case the test skips).
+    has none) and a new folder (the process's working folder, removed once the test has its
+    output), or None for no process (a case the test skips).
     """
     def mark(test):
         test.early_command = command
@@ -38,62 +38,72 @@ def start_early(command):
     return mark
 
 
-def _start(command, params):
+def _start(item):
+    """Start an item's start_early process: (process, stdout file, stderr file, folder), None
+    where its command gives none, or the exception its command raised (told by the test)."""
+    command = item.function.early_command
     folder = Path(tempfile.mkdtemp(prefix="gpuboost-early-"))
-    job = command(params, folder)
-    if job is None:
+    try:
+        job = command(getattr(getattr(item, "callspec", None), "params", {}), folder)
+        if job is None:
+            shutil.rmtree(folder, ignore_errors=True)
+            return None
+        argv, env = job
+        out, err = open(folder / "stdout.txt", "w+"), open(folder / "stderr.txt", "w+")
+        return subprocess.Popen(argv, stdout=out, stderr=err, text=True, cwd=folder, env=env), out, err, folder
+    except Exception as exc:  # noqa: BLE001 - the test reports it, the other tests run
         shutil.rmtree(folder, ignore_errors=True)
-        return None
-    argv, env = job
-    out, err = open(folder / "stdout.txt", "w+"), open(folder / "stderr.txt", "w+")
-    return subprocess.Popen(argv, stdout=out, stderr=err, text=True, cwd=folder, env=env), out, err, folder
+        return exc
+
+
+def _end(started) -> tuple:
+    """Wait for (or kill) a started process and remove its folder: (returncode, stdout, stderr)."""
+    process, out, err, folder = started
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    out.seek(0)
+    err.seek(0)
+    result = process.returncode, out.read(), err.read()
+    out.close()
+    err.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    return result
 
 
 def pytest_collection_finish(session):
-    if session.config.option.collectonly:
+    option = session.config.option
+    if any(getattr(option, name, False) for name in ("collectonly", "showfixtures", "setupplan", "setuponly")):
         return
     for item in session.items:  # (the selected tests only)
-        command = getattr(getattr(item, "function", None), "early_command", None)
-        if command is not None:
-            _EARLY[item.nodeid] = _start(command, getattr(getattr(item, "callspec", None), "params", {}))
+        if hasattr(getattr(item, "function", None), "early_command") and item.nodeid not in _EARLY:
+            _EARLY[item.nodeid] = _start(item)
 
 
 def pytest_sessionfinish(session, exitstatus):
     while _EARLY:
         started = _EARLY.popitem()[1]
-        if started is None:
-            continue
-        process, out, err, folder = started
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        out.close()
-        err.close()
-        shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(started, tuple):
+            _end(started)
 
 
 @pytest.fixture
 def early_process(request):
-    """``wait(timeout)``: (returncode, stdout, stderr, folder) of this test's ``start_early``
-    process, once it has ended (started now where the session did not start it: a test run
-    on its own by id, say); killed, and the test failed, past ``timeout`` seconds from now."""
+    """``wait(timeout)``: (returncode, stdout, stderr) of this test's ``start_early`` process,
+    once it has ended: the one the session started, or one started now (a rerun of the test,
+    say); killed, and the test failed, past ``timeout`` seconds from now."""
     def wait(timeout):
-        started = _EARLY.get(request.node.nodeid)
-        if started is None:
-            callspec = getattr(request.node, "callspec", None)
-            started = _EARLY[request.node.nodeid] = _start(request.function.early_command,
-                                                           getattr(callspec, "params", {}))
+        nodeid = request.node.nodeid
+        started = _EARLY.pop(nodeid) if nodeid in _EARLY else _start(request.node)
+        if isinstance(started, Exception):
+            raise started
         assert started is not None, "the test's start_early command gave no process"
-        process, out, err, folder = started
         try:
-            process.wait(timeout)
+            started[0].wait(timeout)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            pytest.fail(f"the test's subprocess ran past {timeout} s: {process.args}")
-        out.seek(0)
-        err.seek(0)
-        return process.returncode, out.read(), err.read(), folder
+            _end(started)
+            pytest.fail(f"the test's subprocess ran past {timeout} s: {started[0].args}")
+        return _end(started)
     return wait
 
 

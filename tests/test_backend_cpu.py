@@ -228,8 +228,13 @@ def _other_cpu_tests(params, folder):
         return None
     if params["cpu"] == "haswell" and not kernels._has_avx512():
         return None
+    from pathlib import Path
+
+    import gpuboost
+
+    # (the gpuboost these tests import, installed or not: the process runs in its own folder)
     env = dict(os.environ, NUMBA_CPU_NAME=params["cpu"], NUMBA_CPU_FEATURES=params["features"],
-               NUMBA_CACHE_DIR=str(folder))
+               NUMBA_CACHE_DIR=str(folder), PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]))
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
             "vectorised_class_and_cross_sums or hard_histograms"], env
 
@@ -249,7 +254,7 @@ def test_vector_kernels_on_cpus_without_avx512(cpu, features, early_process):
     if cpu == "haswell" and not kernels._has_avx512():
         # (35 s of compiling in CI, whose hosts are of this kind)
         pytest.skip("this host compiles for AVX2 without AVX-512 itself: the rest of the suite runs that case")
-    returncode, stdout, stderr, _ = early_process(timeout=600)
+    returncode, stdout, stderr = early_process(timeout=600)
     assert returncode == 0, stdout[-3000:] + stderr[-2000:]
     assert " passed" in stdout and "failed" not in stdout
 
@@ -1263,7 +1268,7 @@ def test_the_other_vector_width_compiles_once_and_is_the_same(early_process):
     host; and it must compile each kernel once per argument types (see tests/_other_width.py).
     A new process: every kernel that its fits call is compiled there, whatever other tests
     called (about 100-140 s in CI, started with the session, beside the rest of the suite)."""
-    returncode, stdout, stderr, _ = early_process(timeout=900)
+    returncode, stdout, stderr = early_process(timeout=900)
     assert returncode == 0 and "OK" in stdout, stdout[-2000:] + stderr[-3000:]
 
 

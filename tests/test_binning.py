@@ -170,6 +170,12 @@ def test_features_binned_in_blocks_are_the_columns_binned_one_by_one(monkeypatch
             np.testing.assert_array_equal(codes[:, f], expected)
 
 
+@pytest.mark.parametrize("n_rows", [5, 12_000])
+def test_no_features_no_edges(n_rows):
+    mapper = BinMapper(40).fit(np.empty((n_rows, 0)), n_threads=2)
+    assert mapper.edges_ == [] and mapper.transform(np.empty((n_rows, 0)), n_threads=2).shape == (n_rows, 0)
+
+
 def test_sparse_features_read_in_blocks_are_the_columns_read_one_by_one(monkeypatch):
     from gpuboost.backends import base
 

@@ -285,6 +285,25 @@ def test_a_masked_y_or_weight_without_a_masked_entry_is_the_plain_one():
                                   small().fit(X, Y).predict_proba(X))
 
 
+def test_masked_entries_are_named_where_they_are():
+    """A column y of shape (n, 1) names rows; a 0-d masked y is refused by its shape; masked
+    multi-label Y in gpuboost.test and masked scores in gpuboost.metrics are named as such."""
+    import gpuboost
+    from gpuboost import metrics
+
+    with pytest.raises(ValueError, match=r"y has 1 masked entries, at rows \[4\]"):
+        small().fit(X, np.ma.masked_array(y[:, None], mask=(np.arange(20) == 4)[:, None]))
+    with pytest.raises(ValueError, match="y must hold one class label per row"):
+        small().fit(X, np.ma.masked)
+    Y = np.eye(3, dtype=int)[y]
+    model = small().fit(X, Y)
+    masked_Y = np.ma.masked_array(Y, mask=np.eye(20, 3, k=-2, dtype=bool))
+    with pytest.raises(ValueError, match=r"Y has 3 masked entries, at \[row, label\] \[\(2, 0\), \(3, 1\)"):
+        gpuboost.test(masked_Y, X, model)
+    with pytest.raises(ValueError, match="scores has 3 masked entries.*a masked entry is a missing value"):
+        metrics.average_precision(Y, np.ma.masked_array(model.decision_function(X), mask=masked_Y.mask))
+
+
 def test_a_masked_array_of_dates_is_refused_as_the_plain_one():
     dates = np.ma.masked_array(np.arange(60).astype("datetime64[D]").reshape(20, 3))
     with pytest.raises(ValueError, match="holds dates or durations"):
