@@ -96,9 +96,16 @@ def _feature_blocks(n_rows: int, n_features: int, n_threads: int = 1) -> list:
     return [(f, min(f + size, n_features)) for f in range(0, n_features, size)]
 
 
+def _host_values(X) -> np.ndarray:
+    """A host X as float64 or float32 (kept: _columns converts a block at a time, exactly)."""
+    X = np.asarray(X)
+    return X if X.dtype in (np.float64, np.float32) else X.astype(np.float64)
+
+
 def _columns(X: np.ndarray, first: int, end: int) -> np.ndarray:
-    """X[:, first:end] as contiguous rows, one a feature (a copy unless X is column-major)."""
-    return np.ascontiguousarray(X[:, first:end].T)
+    """X[:, first:end] as contiguous float64 rows, one a feature (a copy unless X is a
+    column-major float64 array)."""
+    return np.ascontiguousarray(X[:, first:end].T, dtype=np.float64)
 
 
 def _per_block(fn, n_rows: int, n_features: int, n_threads: int) -> list:
@@ -191,7 +198,9 @@ class BinMapper:
         return self.max_bins + 1
 
     def fit(self, X: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 1) -> "BinMapper":
-        """Fit edges on ``X`` of shape (n_samples, n_features), float64, NaN = missing.
+        """Fit edges on ``X`` of shape (n_samples, n_features), NaN = missing: float64, or
+        float32 (the same edges as for its float64 copy, without making one), or numbers that
+        are converted to float64.
 
         A host ``X``'s features are binned on up to ``n_threads`` threads; the edges do not
         depend on it.
@@ -207,7 +216,7 @@ class BinMapper:
             self.edges_ = [_sorted_feature_edges(cupy, X[:, f], weight, self.max_bins) for f in range(X.shape[1])]
             self.n_bins_ = np.array([e.size + 1 for e in self.edges_], dtype=np.int32)
             return self
-        X = np.asarray(X, dtype=np.float64)
+        X = _host_values(X)
         weight = None if sample_weight is None else np.asarray(sample_weight, np.float64)
 
         def block_edges(first: int, end: int) -> list:
@@ -234,7 +243,7 @@ class BinMapper:
                 binned = cupy.searchsorted(cupy.asarray(edges), column, side="left")
                 codes[:, f] = cupy.where(cupy.isnan(column), self.missing_bin, binned)
             return codes
-        X = np.asarray(X, dtype=np.float64)
+        X = _host_values(X)
         codes = np.empty(X.shape, dtype=code_dtype(self.max_bins))
 
         def bin_block(first: int, end: int) -> None:

@@ -170,6 +170,17 @@ def test_features_binned_in_blocks_are_the_columns_binned_one_by_one(monkeypatch
             np.testing.assert_array_equal(codes[:, f], expected)
 
 
+def test_float32_X_bins_as_its_float64_copy():
+    rng = np.random.default_rng(8)
+    X32 = rng.normal(size=(12_000, 5)).astype(np.float32)
+    X32[rng.uniform(size=X32.shape) < 0.05] = np.nan
+    X32[:, 3] = np.round(X32[:, 3], 1)
+    for w in (None, rng.uniform(0.5, 2.0, size=12_000)):
+        a, b = BinMapper(255).fit(X32, w, n_threads=2), BinMapper(255).fit(X32.astype(np.float64), w, n_threads=2)
+        assert [e.tobytes() for e in a.edges_] == [e.tobytes() for e in b.edges_]
+        np.testing.assert_array_equal(a.transform(X32, n_threads=2), b.transform(X32.astype(np.float64)))
+
+
 @pytest.mark.parametrize("n_rows", [5, 12_000])
 def test_no_features_no_edges(n_rows):
     mapper = BinMapper(40).fit(np.empty((n_rows, 0)), n_threads=2)

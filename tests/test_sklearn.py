@@ -561,3 +561,19 @@ def test_a_min_samples_leaf_no_tree_can_split_by_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         BoostClassifier(n_estimators=2, min_samples_leaf=30).fit(X, y)  # (30 and 30 rows: one split)
+
+
+def test_float32_X_trains_the_float64_copys_model():
+    """A float32 X is kept as it is (binned a block of columns at a time: no float64 copy of X)
+    and gives the model of its float64 copy, bit for bit: fit, eval sets, held-out rows,
+    predictions."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(400, 6)).astype(np.float32)
+    X[rng.uniform(size=X.shape) < 0.05] = np.nan
+    y = (X[:, 0] > 0).astype(int) + (np.nan_to_num(X[:, 1]) > 0.5)
+    params = dict(n_estimators=8, max_leaves=6, validation_fraction=0.2, random_state=0, n_jobs=1)
+    a = BoostClassifier(**params).fit(X, y, eval_set=[(X[:50], y[:50])])
+    b = BoostClassifier(**params).fit(X.astype(np.float64), y, eval_set=[(X[:50].astype(np.float64), y[:50])])
+    np.testing.assert_array_equal(np.asarray(a.eval_loss_), np.asarray(b.eval_loss_))
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X.astype(np.float64)))
+    np.testing.assert_array_equal(a.predict_proba(X), a.predict_proba(X.astype(np.float64)))
