@@ -316,7 +316,7 @@ def check_X(est, X, reset: bool) -> np.ndarray:
         raise ValueError(f"X has repeated column names ({', '.join(repeated[:5])}): give each column a "
                          "name of its own (pandas.concat of frames with a shared column repeats it).")
     if hasattr(X, "toarray") and hasattr(X, "nnz"):  # scipy.sparse: an absent entry is the value 0
-        check_dense_memory(X.shape)
+        check_dense_memory(X.shape, 4 if X.dtype == np.float32 else 8)  # (float32 stays float32)
         X = X.toarray()
     if hasattr(X, "sparse") and hasattr(X, "dtypes") and len(X.columns) \
             and all(type(dtype).__name__ == "SparseDtype" for dtype in X.dtypes):
@@ -324,7 +324,7 @@ def check_X(est, X, reset: bool) -> np.ndarray:
     if isinstance(X, np.ma.MaskedArray):  # a masked entry is a missing value (NumPy would drop the mask)
         kind = X.dtype.kind
         if kind in "biuf":
-            X = np.ma.filled(np.ma.asarray(X, dtype=np.float64), np.nan)
+            X = np.ma.filled(np.ma.asarray(X, dtype=np.float32 if X.dtype == np.float32 else np.float64), np.nan)
         elif kind in "OUS":  # (objects and strings: the unmasked ones checked as a plain array's)
             X = np.ma.filled(X.astype(object), np.nan)
         else:  # complex numbers, dates: refused as a plain array of them is
@@ -748,12 +748,13 @@ def check_eval_weights(eval_sample_weight, n_sets: int) -> list:
     return list(eval_sample_weight)
 
 
-def check_dense_memory(shape) -> None:
-    """Refuse, before scipy allocates it, the dense float64 array of a sparse X whose memory
-    cannot hold it (the kernels read a dense X: a 100,000 x 1,000,000 matrix failed inside scipy,
-    asking for 745 GiB, without a word of the densifying)."""
+def check_dense_memory(shape, itemsize: int = 8) -> None:
+    """Refuse, before scipy allocates it, the dense array of a sparse X (itemsize bytes a value:
+    4 where it stays float32, else 8) whose memory cannot hold it (the kernels read a dense X: a
+    100,000 x 1,000,000 matrix failed inside scipy, asking for 745 GiB, without a word of the
+    densifying)."""
     n_rows, n_features = (int(v) for v in shape)
-    needed = 8 * n_rows * n_features
+    needed = itemsize * n_rows * n_features
     available = available_memory()
     if available is not None and needed > available:
         raise MemoryError(

@@ -499,3 +499,22 @@ def test_vector_trees_count_every_open_nodes_histogram_where_children_derive_the
     # a tree of n / min_samples_leaf leaves at most (4) keeps as many, and one more
     monkeypatch.setattr(_validation, "available_memory", lambda: scores + 5 * one)
     BoostClassifier(algorithm=algorithm, n_estimators=1, max_leaves=leaves, min_samples_leaf=n // 4).fit(X, y)
+
+
+def test_float32_sparse_and_masked_X_stay_float32(monkeypatch):
+    """A float32 scipy.sparse X is made dense as float32 (and its memory counted so: 4 bytes a
+    value), a masked float32 X filled as float32: neither becomes a float64 copy."""
+    import scipy.sparse
+
+    from gpuboost import _validation
+
+    dense = np.where(np.abs(X) > 1, X, 0).astype(np.float32)
+    sparse = scipy.sparse.csr_matrix(dense)
+    masked = np.ma.masked_array(dense, mask=np.abs(X) > 1.5)
+    est = small()
+    assert _validation.check_X(est, sparse, reset=True).dtype == np.float32
+    assert _validation.check_X(est, masked, reset=True).dtype == np.float32
+    monkeypatch.setattr(_validation, "available_memory", lambda: 5 * 20 * 3)  # (20 x 3 values: 240 bytes in float32)
+    assert _validation.check_X(est, sparse, reset=True).shape == (20, 3)
+    with pytest.raises(MemoryError, match="needs 0.0 GiB"):
+        _validation.check_X(est, scipy.sparse.csr_matrix(dense.astype(np.float64)), reset=True)
