@@ -261,6 +261,9 @@ def main(argv=None):
     parser.add_argument("--sample-ahead", type=int,
                         help="iterations whose rows are drawn ahead on other threads (boosting._RowSamples; "
                              "0: each when it starts; default: the library's choice)")
+    parser.add_argument("--hist-chunk", type=int,
+                        help="rows a histogram block adds into its 32-bit counters before flushing them "
+                             "(cuda.HIST_CHUNK; an A/B arm: a value above every block's share has no chunks)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--target-errors", type=int,
                         help="also report the wall time to reach this test error (e.g. XGBoost-GPU's from an "
@@ -275,11 +278,18 @@ def main(argv=None):
         plain = boosting._RowSamples.__init__
         boosting._RowSamples.__init__ = lambda self, n, ss, seed, ahead: plain(self, n, ss, seed, args.sample_ahead)
 
+    if args.hist_chunk is not None:
+        import gpuboost.backends.cuda as cuda_backend
+
+        if not 1 <= args.hist_chunk < 2 ** 31:
+            parser.error(f"--hist-chunk must be in [1, 2**31), got {args.hist_chunk}")
+        cuda_backend.HIST_CHUNK = args.hist_chunk  # (read by each CudaBackend made after this)
     import cupy as cp
 
     device = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     threads = os.cpu_count()
     report = dict(gpu=device, cpu=platform.processor(), cpu_threads=threads, date=time.strftime("%Y-%m-%d"),
+                  hist_chunk=args.hist_chunk,
                   copy_bandwidth_GBps=copy_bandwidth() / 1e9, results={})
     log(f"GPU {device}; {threads} CPU threads; device-to-device copy {report['copy_bandwidth_GBps']:.0f} GB/s")
     for name in args.datasets:

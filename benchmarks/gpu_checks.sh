@@ -45,6 +45,12 @@ if command -v ncu > /dev/null; then
             $python benchmarks/profile_kernels.py poker --trees 1 > "$out/ncu-full-$kernel.txt" 2>&1
     done
 fi
+# HIST_CHUNK on ten million poker hands, A/B (owed since the thirty-second session): the chunks
+# of 4096 rows against none (one chunk of a block's whole share), the same 200 trees, GPU only
+for chunk in 4096 2147483647 4096; do
+    $python benchmarks/bench_gpu.py poker --trees 200 --every 50 --skip xgboost lightgbm cpu --hist-chunk $chunk \
+        --json "$out/poker-hist-chunk-$chunk.json" 2>&1 | tee -a "$out/poker-hist-chunk.log"
+done
 # the benchmark: Covertype290k to 7000 trees (time to XGBoost-GPU's error at 1000 rounds,
 # measured), ten million poker hands, with the kernel breakdown
 $python benchmarks/bench_gpu.py covertype290k --trees 7000 --every 20 --peer-every 50 --breakdown \
