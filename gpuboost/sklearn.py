@@ -84,6 +84,22 @@ def openmp_threads() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else 1 << 30
 
 
+#: What a verbose fit prints before a machine's first fit compiles the CPU kernels
+COMPILING = ("gpuboost: compiling the CPU kernels for this machine, once (1 to 2 minutes on 2 cores; numba "
+             "caches them for later fits)")
+
+
+def _say_if_compiling(backend, vector: bool) -> None:
+    """Print COMPILING where the compiled CPU backend trains and its kernels are not compiled
+    for this machine yet (a verbose fit would otherwise sit silent for minutes)."""
+    if backend.__name__ not in ("CpuBackend", "CpuVectorBackend"):
+        return
+    from .backends.cpu import kernels_compiled
+
+    if kernels_compiled(vector) is False:
+        print(COMPILING, flush=True)
+
+
 def _splittable_columns(codes) -> np.ndarray | None:
     """The indices of the columns of binned training rows that hold two codes or more (the
     missing values' code counts), and the first column whatever it holds (the backends sum a
@@ -167,6 +183,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Show progress: a tqdm progress bar with the training loss and the first eval set's
         loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
         otherwise a line every ``verbose`` iterations). 0: silent; True and False as 1 and 0.
+        A verbose fit also says when it first compiles the CPU kernels on a machine (1 to 2
+        minutes; numba caches them).
     warm_start : bool, default=False
         When fitted already, ``fit`` keeps the trees and adds iterations up to
         ``n_estimators`` (on the same training data, with the same binning).
@@ -555,6 +573,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             _validation.check_memory(n_rows, n_classes, vector=vector_trees, n_features=codes.shape[1],
                                      n_codes=int(self._bin_mapper.n_bins_.max()) + 1, max_leaves=tree_leaves,
                                      channels=(1 if self.algorithm == "adaboostmh" else 2) * n_classes + 1)
+        if self.verbose and not on_cuda_backend:
+            _say_if_compiling(vector_backend_class() if vector_trees else backend_class(device), vector_trees)
         if vector_trees:
             # their vector trees and links, and multi-label targets, are the NumPy reference
             # backend's, with its costly stages compiled (CpuVectorBackend)

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -577,3 +578,56 @@ def test_float32_X_trains_the_float64_copys_model():
     np.testing.assert_array_equal(np.asarray(a.eval_loss_), np.asarray(b.eval_loss_))
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X.astype(np.float64)))
     np.testing.assert_array_equal(a.predict_proba(X), a.predict_proba(X.astype(np.float64)))
+
+
+_TOY_KERNEL = '''
+from numba import njit
+
+@njit(cache=True)
+def add_one(x):
+    return x + {step}
+'''
+
+_TOY_CHECK = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import toy_kernel
+from gpuboost.backends.cpu import machine_code_cached
+before = machine_code_cached(toy_kernel.add_one)
+toy_kernel.add_one(1.0)
+print(before, machine_code_cached(toy_kernel.add_one))
+'''
+
+
+def test_machine_code_cached_tells_a_first_compile_from_numbas_cache(tmp_path):
+    """machine_code_cached (what a verbose fit asks before saying that it compiles): False for
+    a cache=True kernel never compiled for its source, True once compiled, and True in a later
+    process (numba's cache), False again once its source changes."""
+    import gpuboost
+
+    (tmp_path / "toy_kernel.py").write_text(_TOY_KERNEL.format(step=1))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=str(Path(gpuboost.__file__).resolve().parents[1]))
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", _TOY_CHECK, str(tmp_path)], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()
+
+    assert run() == ["False", "True"]
+    assert run() == ["True", "True"]
+    (tmp_path / "toy_kernel.py").write_text(_TOY_KERNEL.format(step=2) + "\n# another source\n")
+    assert run() == ["False", "True"]
+
+
+@pytest.mark.parametrize("verbose, compiled, said", [(1, False, True), (1, True, False), (0, False, False),
+                                                      (1, None, False)])
+def test_a_verbose_fit_says_when_it_compiles_the_kernels(monkeypatch, capsys, verbose, compiled, said):
+    from gpuboost import sklearn as gpuboost_sklearn
+    from gpuboost.backends import cpu
+
+    monkeypatch.setattr(cpu, "kernels_compiled", lambda vector=False: compiled)
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    BoostClassifier(n_estimators=2, max_leaves=4, verbose=verbose, device="cpu").fit(X, X[:, 0] > 0)
+    assert (gpuboost_sklearn.COMPILING in capsys.readouterr().out) == said

@@ -110,6 +110,25 @@ def _iterations_at_once(n_threads):
     return numba.threading_layer() in ("omp", "workqueue")
 
 
+def machine_code_cached(dispatcher) -> bool | None:
+    """Whether a ``cache=True`` kernel has this machine's code, compiled in this process or in
+    numba's cache for its current source; None where that cannot be told (numba's cache index
+    is not public: another numba version)."""
+    try:
+        if dispatcher.signatures:
+            return True
+        magic = dispatcher.targetctx.codegen().magic_tuple()
+        return any(key[1] == magic for key in dispatcher._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - unknown: say nothing
+        return None
+
+
+def kernels_compiled(vector: bool = False) -> bool | None:
+    """machine_code_cached of the kernel a fit's trees start with (grow_tree; the vector trees'
+    vector_best_split): False before a machine's first fit, which compiles the kernels."""
+    return machine_code_cached(_numba_cpu.vector_best_split if vector else _numba_cpu.grow_tree)
+
+
 def compiled_measures_usable() -> bool:
     """Whether boosting's eval sets are measured by kernels.eval_measures: where the compiled
     backend is the one in use (not GPUBOOST_CPU_BACKEND=numpy, nor a process forked after
