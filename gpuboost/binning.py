@@ -231,8 +231,11 @@ class BinMapper:
     def transform(self, X: np.ndarray, n_threads: int = 1) -> np.ndarray:
         """Bin codes of ``X``: ndarray of shape (n_samples, n_features), uint8 or uint16, C order.
 
-        A CuPy ``X`` gives CuPy codes, computed on its GPU; a host ``X``'s features are binned
-        on up to ``n_threads`` threads."""
+        A CuPy ``X`` gives CuPy codes, computed on its GPU. A host ``X`` (float64, float32 or
+        numbers converted to float64; any order) is searched by a compiled kernel
+        (``gpuboost._numba_binning``), its rows shared among up to ``n_threads`` threads from
+        ``THREADED_ROWS`` rows: the codes of ``numpy.searchsorted(edges, x, side="left")``,
+        whatever the thread count."""
         if _on_gpu(X):
             import cupy
 
@@ -244,19 +247,36 @@ class BinMapper:
                 codes[:, f] = cupy.where(cupy.isnan(column), self.missing_bin, binned)
             return codes
         X = _host_values(X)
+        if X.ndim != 2 or X.shape[1] != len(self.edges_):
+            raise ValueError(f"X has {X.shape[-1] if X.ndim else 0} features; the bins were fitted on "
+                             f"{len(self.edges_)}.")
+        from ._numba_binning import bin_rows
+
         codes = np.empty(X.shape, dtype=code_dtype(self.max_bins))
+        edges, starts, counts = self._search_table()
+        n_rows = X.shape[0]
+        n_threads = 1 if n_rows < THREADED_ROWS else max(1, min(int(n_threads), n_rows // (THREADED_ROWS // 2)))
+        bounds = [n_rows * t // n_threads for t in range(n_threads + 1)]
 
-        def bin_block(first: int, end: int) -> None:
-            columns = _columns(X, first, end)
-            binned = np.empty(columns.shape, dtype=codes.dtype)
-            for j, column in enumerate(columns):
-                row = np.searchsorted(self.edges_[first + j], column, side="left")
-                row[np.isnan(column)] = self.missing_bin
-                binned[j] = row
-            codes[:, first:end] = binned.T
+        def bin_part(t: int) -> None:  # (bin_rows releases the GIL)
+            bin_rows(X, bounds[t], bounds[t + 1], edges, starts, counts, self.missing_bin, codes)
 
-        _per_block(bin_block, X.shape[0], X.shape[1], n_threads)
+        if n_threads == 1:
+            bin_part(0)
+        else:
+            with ThreadPoolExecutor(n_threads) as pool:
+                list(pool.map(bin_part, range(n_threads)))
         return codes
+
+    def _search_table(self) -> tuple:
+        """Every feature's edges in one array, where each starts and how many it has (int64):
+        the table of the compiled search, kept with the edges it was made from."""
+        if getattr(self, "_search_of", None) is not self.edges_:
+            sizes = np.array([e.size for e in self.edges_], dtype=np.int64)
+            self._search = (np.concatenate([np.asarray(e, np.float64) for e in self.edges_] + [np.empty(0)]),
+                            np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64), sizes)
+            self._search_of = self.edges_
+        return self._search
 
     def fit_transform(self, X: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 1) -> np.ndarray:
         return self.fit(X, sample_weight, n_threads).transform(X, n_threads)
@@ -278,8 +298,9 @@ class BinMapper:
         return self._flat_edges[self._edge_starts[np.asarray(feature, np.intp)] + np.asarray(bin_index, np.intp)]
 
     def __getstate__(self):
-        # the lookup of bin_upper_edge is rebuilt where needed, not pickled with the model
-        return {k: v for k, v in self.__dict__.items() if k not in ("_flat_edges", "_edge_starts", "_flat_edges_of")}
+        # the lookups of bin_upper_edge and transform are rebuilt where needed, not pickled with the model
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_flat_edges", "_edge_starts", "_flat_edges_of", "_search", "_search_of")}
 
     # The model file stores the edges; these two keep that in one place.
     def to_dict(self) -> dict:

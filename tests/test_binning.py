@@ -143,9 +143,9 @@ def test_fit_keeps_the_unique_based_edges_on_any_thread_count(max_bins, n_thread
 @pytest.mark.parametrize("order", ["C", "F"])
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_features_binned_in_blocks_are_the_columns_binned_one_by_one(monkeypatch, order, n_threads):
-    """fit and transform copy a block of columns to contiguous rows first (BLOCK_BYTES; here a
-    block of 3 features, the last one shorter): the edges and codes are those of each column
-    binned on its own, bit for bit, for row- and column-major X, with and without weights."""
+    """fit copies a block of columns to contiguous rows first (BLOCK_BYTES; here a block of 3
+    features, the last one shorter): the edges and codes are those of each column binned on its
+    own, bit for bit, for row- and column-major X, with and without weights."""
     from gpuboost import binning
     from gpuboost.binning import _host_feature_edges
 
@@ -168,6 +168,57 @@ def test_features_binned_in_blocks_are_the_columns_binned_one_by_one(monkeypatch
             assert mapper.edges_[f].tobytes() == edges.tobytes(), f
             expected = np.where(np.isnan(column), 40, np.searchsorted(edges, column, side="left"))
             np.testing.assert_array_equal(codes[:, f], expected)
+
+
+@pytest.mark.parametrize("max_bins", [2, 3, 9, 255, 1000])
+def test_compiled_search_is_numpys_searchsorted(monkeypatch, max_bins):
+    """transform's compiled search (eight rows in lockstep, tiles of rows and features, rows
+    shared among threads) gives numpy.searchsorted(edges, x, side="left") for every value, NaN
+    the missing code: values on the edges and next to them, signed zeros, infinities, huge
+    values, float32 and float64, C, F and strided X, features with 0, 1 and many edges, row
+    counts that are not multiples of eight or of a tile, and threads."""
+    from gpuboost import _numba_binning, binning
+
+    rng = np.random.default_rng(max_bins)
+    n_fit = 3000
+    fit_columns = [
+        rng.normal(size=n_fit),
+        rng.integers(0, 3, size=n_fit).astype(np.float64),
+        np.full(n_fit, 4.0),  # no edges
+        np.where(rng.uniform(size=n_fit) < 0.5, 1.0, 2.0),  # one edge
+        rng.exponential(size=n_fit) * 1e300,
+        np.where(rng.uniform(size=n_fit) < 0.3, np.nan, rng.normal(size=n_fit)),
+    ] + [rng.normal(size=n_fit) * 10 ** k for k in range(-3, 30)]  # more than a tile of features
+    mapper = BinMapper(max_bins).fit(np.stack(fit_columns, axis=1))
+    n_features = len(fit_columns)
+
+    def probe(n):  # every feature's edges, the floats next to them, and values of every kind
+        columns = []
+        for e in mapper.edges_:
+            near = np.concatenate([e, np.nextafter(e, -np.inf), np.nextafter(e, np.inf)])
+            special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e308, -1e308, 5e-324, 1.0, 2.0, 1.5]
+            pool = np.concatenate([near, special, rng.normal(size=n) * rng.choice([1e-3, 1, 1e3, 1e300], size=n)])
+            columns.append(rng.choice(pool, size=n))
+        return np.stack(columns, axis=1)
+
+    def expected(X):
+        X = np.asarray(X, dtype=np.float64)
+        return np.stack([np.where(np.isnan(X[:, f]), max_bins, np.searchsorted(mapper.edges_[f], X[:, f], side="left"))
+                         for f in range(n_features)], axis=1)
+
+    assert _numba_binning.TILE_FEATURES < n_features
+    monkeypatch.setattr(binning, "THREADED_ROWS", 40)  # threads for the small X here too
+    for n in (0, 1, 7, 8, 9, 263, 700):
+        X = probe(n)
+        with np.errstate(over="ignore"):  # (values beyond float32 become infinities)
+            X32 = X.astype(np.float32)
+        for variant in (X, np.asfortranarray(X), probe(2 * n)[::2], X32):
+            for n_threads in (1, 2, 3):
+                codes = mapper.transform(variant, n_threads=n_threads)
+                assert codes.dtype == (np.uint8 if max_bins <= 255 else np.uint16) and codes.flags.c_contiguous
+                np.testing.assert_array_equal(codes, expected(variant), err_msg=f"{n} rows, {n_threads} threads")
+    with pytest.raises(ValueError, match="features"):
+        mapper.transform(probe(5)[:, :-1])
 
 
 def test_float32_X_bins_as_its_float64_copy():
