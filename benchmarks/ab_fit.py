@@ -13,6 +13,7 @@ drift by 30-40% between phases; a phase that changes between the two fits of a r
 that round's outlier, which the median of the rounds' ratios does not follow.
 
     python benchmarks/ab_fit.py letter --base HEAD~1 --trees 1000 --rounds 10
+    python benchmarks/ab_fit.py pendigits --algorithm mart --weighted
 
 A development tool, like ab_grow_tree.py and profile_cpu.py; the timed benchmark is bench_cpu.py.
 """
@@ -67,6 +68,7 @@ def main() -> None:
 
     import bench_cpu
     import gpuboost
+    from gpuboost.algorithms import trees_per_iteration
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("dataset", choices=sorted(bench_cpu.DEFAULT_TREES))
@@ -75,6 +77,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--colsample", type=float, default=1.0, help="colsample_bytree of both (random_state 0)")
+    parser.add_argument("--algorithm", default="aoso", help="the algorithm of both (its trees: --trees counts them)")
+    parser.add_argument("--weighted", action="store_true",
+                        help="fit with sample weights (uniform in [0.5, 2], seed 0): the weighted kernels' paths")
     args = parser.parse_args()
 
     base, commit = exported_package(args.base)
@@ -87,20 +92,25 @@ def main() -> None:
                 setattr(kernels, name, _timed(getattr(kernels, name), spent[v], name))
 
     X, y, X_test, y_test, _ = bench_cpu.load(args.dataset)
+    weight = np.random.default_rng(0).uniform(0.5, 2.0, size=len(y)) if args.weighted else None
+    per_iteration = trees_per_iteration(args.algorithm, len(np.unique(y)))
 
     def fit(v, trees):
         spent[v].clear()
-        model = versions[v].BoostClassifier(n_estimators=trees, max_leaves=bench_cpu.LEAVES,
+        iterations = max(1, trees // per_iteration)
+        model = versions[v].BoostClassifier(n_estimators=iterations, max_leaves=bench_cpu.LEAVES,
                                             learning_rate=bench_cpu.LEARNING_RATE, n_jobs=args.threads, tol=0.0,
+                                            algorithm=args.algorithm,
                                             **({} if args.colsample == 1.0 else
                                                dict(colsample_bytree=args.colsample, random_state=0)))
         began = time.perf_counter()
-        model.fit(X, y)
+        model.fit(X, y, sample_weight=weight)
+        trees = iterations * per_iteration
         per_tree = (time.perf_counter() - began) / trees * 1e3
         return per_tree, {name: spent[v][name] / trees * 1e3 for name in KERNELS}, model
 
-    print(f"ab_fit: {args.dataset}, {args.trees} trees, {args.threads} threads, {args.rounds} rounds, "
-          f"colsample_bytree {args.colsample}; "
+    print(f"ab_fit: {args.dataset}, {args.algorithm}{', weighted' if args.weighted else ''}, {args.trees} trees, "
+          f"{args.threads} threads, {args.rounds} rounds, colsample_bytree {args.colsample}; "
           f"A = {args.base} ({commit[:12]}), B = the working copy; machine: {bench_cpu.machine()['cpu']}")
     results = {"A": [], "B": []}
     errors = {}

@@ -48,6 +48,8 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=10, help="trees grown by each variant a round")
     parser.add_argument("--leaves", type=int, default=20)
     parser.add_argument("--different", action="store_true", help="B may grow another tree")
+    parser.add_argument("--algorithm", default="aoso", help="the fit's algorithm (its last tree is grown)")
+    parser.add_argument("--weighted", action="store_true", help="a fit with sample weights (the weighted paths)")
     args = parser.parse_args()
 
     source = (REPO / "gpuboost" / "backends" / "_numba_cpu.py").read_text().replace("cache=True", "cache=False")
@@ -68,7 +70,8 @@ def main() -> None:
     folder = tempfile.TemporaryDirectory()  # kept until the end: numba may read the sources
     kernels = [compiled_copy(source, "_ab_kernels_a", folder.name), compiled_copy(variant, "_ab_kernels_b", folder.name)]
 
-    arguments = grow_tree_arguments(args.dataset, args.trees, args.leaves, args.threads)[0]
+    arguments = grow_tree_arguments(args.dataset, args.trees, args.leaves, args.threads, args.algorithm,
+                                    args.weighted)[0]
     numba.set_num_threads(args.threads)
 
     def grow(k):

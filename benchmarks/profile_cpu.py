@@ -128,9 +128,11 @@ def compiled_copy(source: str, name: str, folder: str):
     return module
 
 
-def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int):
-    """The arguments CpuBackend passed to kernels.grow_tree for the last tree of an AOSO fit of
-    `trees` trees on the dataset (whatever the kernel's signature), and the training (X, y)."""
+def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int, algorithm: str = "aoso",
+                        weighted: bool = False):
+    """The arguments CpuBackend passed to kernels.grow_tree for the last tree of a fit of
+    `trees` iterations on the dataset (whatever the kernel's signature), and the training (X, y).
+    weighted: the fit has sample weights (uniform in [0.5, 2], seed 0)."""
     from bench_cpu import load
     from gpuboost import BoostClassifier
     from gpuboost.backends import cpu
@@ -145,7 +147,9 @@ def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int):
 
     cpu._numba_cpu.grow_tree = capture
     try:
-        BoostClassifier(n_estimators=trees, max_leaves=leaves, n_jobs=threads).fit(Xtr, ytr)
+        weight = np.random.default_rng(0).uniform(0.5, 2.0, size=len(ytr)) if weighted else None
+        BoostClassifier(n_estimators=trees, max_leaves=leaves, n_jobs=threads, algorithm=algorithm).fit(
+            Xtr, ytr, sample_weight=weight)
     finally:
         cpu._numba_cpu.grow_tree = grow_tree
     return captured["arguments"], Xtr, ytr
