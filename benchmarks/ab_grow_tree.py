@@ -48,7 +48,8 @@ def main() -> None:
     parser.add_argument("--per-round", type=int, default=10, help="trees grown by each variant a round")
     parser.add_argument("--leaves", type=int, default=20)
     parser.add_argument("--different", action="store_true", help="B may grow another tree")
-    parser.add_argument("--algorithm", default="aoso", help="the fit's algorithm (its last tree is grown)")
+    parser.add_argument("--algorithm", default="aoso", help="the fit's algorithm (its last tree is grown)",
+                        choices=("aoso", "mart", "robustlogit", "logitboost", "abcmart", "abcrobustlogit"))
     parser.add_argument("--weighted", action="store_true", help="a fit with sample weights (the weighted paths)")
     args = parser.parse_args()
 

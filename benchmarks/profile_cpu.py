@@ -132,7 +132,8 @@ def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int, alg
                         weighted: bool = False):
     """The arguments CpuBackend passed to kernels.grow_tree for the last tree of a fit of
     `trees` iterations on the dataset (whatever the kernel's signature), and the training (X, y).
-    weighted: the fit has sample weights (uniform in [0.5, 2], seed 0)."""
+    weighted: the fit has sample weights (uniform in [0.5, 2], seed 0). The algorithm is one
+    whose trees grow_tree grows (not klogitboost or adaboostmh)."""
     from bench_cpu import load
     from gpuboost import BoostClassifier
     from gpuboost.backends import cpu

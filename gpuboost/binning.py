@@ -97,7 +97,8 @@ def _feature_blocks(n_rows: int, n_features: int, n_threads: int = 1) -> list:
 
 
 def _host_values(X) -> np.ndarray:
-    """A host X as float64 or float32 (kept: _columns converts a block at a time, exactly)."""
+    """A host X as float64 or float32 (kept: fit's _columns converts a block at a time, and
+    transform's search each value, exactly)."""
     X = np.asarray(X)
     return X if X.dtype in (np.float64, np.float32) else X.astype(np.float64)
 
@@ -118,6 +119,14 @@ def _per_block(fn, n_rows: int, n_features: int, n_threads: int) -> list:
         return [fn(*block) for block in blocks]
     with ThreadPoolExecutor(n_threads) as pool:
         return list(pool.map(lambda block: fn(*block), blocks))
+
+
+def _check_shape(shape: tuple, n_features: int) -> None:
+    """transform's X is 2-D with the fitted number of features."""
+    if len(shape) != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {tuple(shape)}.")
+    if shape[1] != n_features:
+        raise ValueError(f"X has {shape[1]} features; the bins were fitted on {n_features}.")
 
 
 def _on_gpu(X) -> bool:
@@ -236,24 +245,24 @@ class BinMapper:
         (``gpuboost._numba_binning``), its rows shared among up to ``n_threads`` threads from
         ``THREADED_ROWS`` rows: the codes of ``numpy.searchsorted(edges, x, side="left")``,
         whatever the thread count."""
+        fitted = self.edges_  # (read once: a refit meanwhile does not mix two sets of edges)
         if _on_gpu(X):
             import cupy
 
             X = cupy.asarray(X, dtype=cupy.float64)
+            _check_shape(X.shape, len(fitted))
             codes = cupy.empty(X.shape, dtype=code_dtype(self.max_bins))
-            for f, edges in enumerate(self.edges_):
+            for f, edges in enumerate(fitted):
                 column = X[:, f]
                 binned = cupy.searchsorted(cupy.asarray(edges), column, side="left")
                 codes[:, f] = cupy.where(cupy.isnan(column), self.missing_bin, binned)
             return codes
         X = _host_values(X)
-        if X.ndim != 2 or X.shape[1] != len(self.edges_):
-            raise ValueError(f"X has {X.shape[-1] if X.ndim else 0} features; the bins were fitted on "
-                             f"{len(self.edges_)}.")
+        _check_shape(X.shape, len(fitted))
         from ._numba_binning import bin_rows
 
         codes = np.empty(X.shape, dtype=code_dtype(self.max_bins))
-        edges, starts, counts = self._search_table()
+        edges, starts, counts = self._search_table(fitted)
         n_rows = X.shape[0]
         n_threads = 1 if n_rows < THREADED_ROWS else max(1, min(int(n_threads), n_rows // (THREADED_ROWS // 2)))
         bounds = [n_rows * t // n_threads for t in range(n_threads + 1)]
@@ -268,15 +277,19 @@ class BinMapper:
                 list(pool.map(bin_part, range(n_threads)))
         return codes
 
-    def _search_table(self) -> tuple:
-        """Every feature's edges in one array, where each starts and how many it has (int64):
-        the table of the compiled search, kept with the edges it was made from."""
-        if getattr(self, "_search_of", None) is not self.edges_:
-            sizes = np.array([e.size for e in self.edges_], dtype=np.int64)
-            self._search = (np.concatenate([np.asarray(e, np.float64) for e in self.edges_] + [np.empty(0)]),
-                            np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64), sizes)
-            self._search_of = self.edges_
-        return self._search
+    def _search_table(self, fitted: list) -> tuple:
+        """Every feature's edges (``fitted``, the list edges_) in one array, where each starts and
+        how many it has (int64): the table of the compiled search, made again where the list or
+        any of its arrays is another object than the ones it was made from."""
+        kept = getattr(self, "_search", None)  # (the list, its arrays, the table: one attribute, set at once)
+        if kept is not None and kept[0] is fitted and len(kept[1]) == len(fitted) and all(
+                a is b for a, b in zip(kept[1], fitted)):
+            return kept[2]
+        sizes = np.array([e.size for e in fitted], dtype=np.int64)
+        table = (np.concatenate([np.asarray(e, np.float64) for e in fitted] + [np.empty(0)]),
+                 np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64), sizes)
+        self._search = (fitted, tuple(fitted), table)  # (the arrays held: their ids are not reused)
+        return table
 
     def fit_transform(self, X: np.ndarray, sample_weight: np.ndarray | None = None, n_threads: int = 1) -> np.ndarray:
         return self.fit(X, sample_weight, n_threads).transform(X, n_threads)
@@ -300,7 +313,7 @@ class BinMapper:
     def __getstate__(self):
         # the lookups of bin_upper_edge and transform are rebuilt where needed, not pickled with the model
         return {k: v for k, v in self.__dict__.items()
-                if k not in ("_flat_edges", "_edge_starts", "_flat_edges_of", "_search", "_search_of")}
+                if k not in ("_flat_edges", "_edge_starts", "_flat_edges_of", "_search")}
 
     # The model file stores the edges; these two keep that in one place.
     def to_dict(self) -> dict:

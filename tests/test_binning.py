@@ -219,6 +219,28 @@ def test_compiled_search_is_numpys_searchsorted(monkeypatch, max_bins):
                 np.testing.assert_array_equal(codes, expected(variant), err_msg=f"{n} rows, {n_threads} threads")
     with pytest.raises(ValueError, match="features"):
         mapper.transform(probe(5)[:, :-1])
+    for bad in (probe(5)[:, 0], probe(5)[None]):
+        with pytest.raises(ValueError, match="2-D"):
+            mapper.transform(bad)
+
+
+def test_the_search_table_follows_the_edges():
+    """transform keeps its table of every feature's edges between calls, and makes it again
+    where edges_ is another list or holds another array (set by hand, or a refit); it is not
+    pickled."""
+    import pickle
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    mapper = BinMapper(16).fit(X)
+    before = mapper.transform(X)
+    np.testing.assert_array_equal(mapper.transform(X), before)
+    mapper.edges_[1] = np.array([0.0])  # one array replaced in the same list
+    assert set(np.unique(mapper.transform(X)[:, 1])) == {0, 1}
+    np.testing.assert_array_equal(mapper.transform(X)[:, [0, 2]], before[:, [0, 2]])
+    mapper.fit(X[:, ::-1])  # a new list
+    np.testing.assert_array_equal(mapper.transform(X[:, ::-1]), before[:, ::-1])
+    assert "_search" not in pickle.loads(pickle.dumps(mapper)).__dict__
 
 
 def test_float32_X_bins_as_its_float64_copy():
