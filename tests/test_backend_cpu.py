@@ -1012,6 +1012,14 @@ def test_ensemble_prediction_matches_tree_by_tree(algorithm):
     Backend.add_trees.__func__(NumpyBackend, F_ref, model.trees_, codes, missing, 0.1)
     CpuBackend.add_trees(F_fast, model.trees_, codes, missing, 0.1)
     np.testing.assert_array_equal(F_ref, F_fast)
+    # fewer rows than four walk four trees at a time, then the trees left one by one (a
+    # prediction of one row); four rows and more, four rows at a time and then the last ones
+    for n_rows in (1, 2, 3, 5, 7):
+        for n_trees in sorted({1, 3, 4, 5, 9, len(model.trees_)}):
+            F_ref, F_fast = np.zeros((n_rows, 4)), np.zeros((n_rows, 4))
+            Backend.add_trees.__func__(NumpyBackend, F_ref, model.trees_[:n_trees], codes[:n_rows], missing, 0.1)
+            CpuBackend.add_trees(F_fast, model.trees_[:n_trees], codes[:n_rows], missing, 0.1)
+            np.testing.assert_array_equal(F_ref, F_fast, err_msg=f"{n_rows} rows, {n_trees} trees")
 
 
 def _depth(tree, node=0):
