@@ -6,9 +6,11 @@ apart. ``python tests/test_validation.py`` prints the table afresh.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import numpy as np
@@ -346,6 +348,34 @@ def test_n_jobs_none_follows_openmps_limits():
     with threadpool_limits(limits=1, user_api="openmp"):
         assert openmp_threads() == 1 and model._n_threads() == 1
         assert BoostClassifier(n_jobs=2)._n_threads() == min(2, usable_cpus())  # (an explicit n_jobs is kept)
+
+
+def test_usable_cpus_are_counted_again_after_a_second_or_a_change(monkeypatch):
+    """usable_cpus keeps loky's count for CPUS_KEPT_SECONDS (it reads cgroup files, twice a
+    prediction), and counts again after that, or where the affinity or LOKY_MAX_CPU_COUNT
+    changed."""
+    from joblib.externals import loky
+
+    from gpuboost import sklearn as module
+
+    counted = []
+    monkeypatch.setattr(loky, "cpu_count", lambda: counted.append(1) or 3)
+    monkeypatch.setattr(module, "_cpus_kept", None)
+    clock = [100.0]
+    monkeypatch.setattr(module, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    assert module.usable_cpus() == 3 and module.usable_cpus() == 3 and len(counted) == 1
+    clock[0] += 0.9
+    assert module.usable_cpus() == 3 and len(counted) == 1
+    clock[0] += 0.2  # past the second
+    assert module.usable_cpus() == 3 and len(counted) == 2
+    monkeypatch.setenv("LOKY_MAX_CPU_COUNT", "2")
+    assert module.usable_cpus() == 3 and len(counted) == 3
+    if hasattr(os, "sched_getaffinity"):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+        assert module.usable_cpus() == 3 and len(counted) == 4
+    before = len(counted)
+    clock[0] -= 50.0  # a clock that went back counts again too
+    assert module.usable_cpus() == 3 and len(counted) == before + 1
 
 
 def test_python_integer_labels_of_uint64_are_uint64():
