@@ -368,10 +368,10 @@ def test_usable_cpus_are_counted_again_after_a_second_or_a_change(monkeypatch):
     assert module.usable_cpus() == 3 and len(counted) == 1
     clock[0] += 0.2  # past the second
     assert module.usable_cpus() == 3 and len(counted) == 2
-    monkeypatch.setenv("LOKY_MAX_CPU_COUNT", "2")
+    monkeypatch.setenv("LOKY_MAX_CPU_COUNT", "12345")  # (a value no environment has already: a change)
     assert module.usable_cpus() == 3 and len(counted) == 3
     if hasattr(os, "sched_getaffinity"):
-        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {10_000})
         assert module.usable_cpus() == 3 and len(counted) == 4
     before = len(counted)
     clock[0] -= 50.0  # a clock that went back counts again too
