@@ -306,6 +306,11 @@ def boost(
                 # the device grows the tree, adds it to its F and computes the next p and loss
                 grown.append(in_data_columns(backend.grow_tree(params, bin_edge, learning_rate=learning_rate, **on)[0]))
                 continue
+            if score and len(plan) == 1 and sample is None and hasattr(backend, "grow_and_score"):
+                # the host's compiled backend: grow, update F and score in one call where it can
+                tree, loss = backend.grow_and_score(F, params, bin_edge, learning_rate)
+                grown.append(in_data_columns(tree))
+                continue
             if hasattr(backend, "grow_tree"):  # a compiled backend grows a whole tree in one call
                 tree, leaf_segments, leaf_ids = backend.grow_tree(params, bin_edge, **on)
             else:
@@ -319,6 +324,13 @@ def boost(
                 backend.update_scores(F, leaf_segments, step)
             grown.append(in_data_columns(tree))
         return grown, loss
+
+    def check_finite(loss: float, iteration: int) -> None:
+        if not np.isfinite(loss):  # (K-LogitBoost's unnormalised link, exp(F - 1), can overflow)
+            raise FloatingPointError(
+                f"training diverged at iteration {iteration + 1}: the training loss of {algorithm} is {loss} (its "
+                f"scores overflowed). {lower_rate_advice(algorithm, learning_rate)}"
+            )
 
     def rescore(F: np.ndarray) -> float:
         # a device backend keeps its own F (updated by update_scores): recompute p from it
@@ -345,9 +357,31 @@ def boost(
     ahead = min(MAX_DRAWS_AHEAD, max(1, getattr(backend, "n_threads", 1) - 1)) if getattr(
         backend, "fused_update", False) else 0
     samples = _RowSamples(n_rows, subsample, seed, ahead, stop=n_estimators)
-    for iteration in range(len(train_loss), n_estimators):
+    # the host's compiled backend grows iterations of one tree on every row several at a time
+    # (CpuBackend.grow_rounds: the same trees), where nothing is called between iterations
+    rounds = (getattr(backend, "grow_rounds", None) if after_iteration is None and algorithm not in ABC
+              and subsample >= 1.0 and not hasattr(backend, "hamming_loss") else None)
+    iteration = len(train_loss)
+    while iteration < n_estimators:
         if loss <= tol:
             break
+        plan = iteration_plan(algorithm, n_classes, grower_params, base) if rounds is not None else None
+        if plan is not None and len(plan) == 1:
+            n_rounds = min(n_estimators - iteration, backend.rounds_at_once(F))
+            features = None
+            if colsample_bytree < 1.0:  # (each tree's own, the draw of its iteration)
+                features = np.stack([feature_sample(n_features, colsample_bytree, seed, iteration + t, 0)
+                                     for t in range(n_rounds)])
+                features = features if columns is None else features[:, columns]
+            new_trees, losses = rounds(F, plan[0], bin_edge, learning_rate, n_rounds, tol, features)
+            for tree, loss in zip(new_trees, losses):
+                check_finite(loss, iteration)
+                tree = in_data_columns(tree)
+                trees.append(tree)
+                train_loss.append(loss)
+                monitor([tree])
+                iteration += 1
+            continue
         sample = samples(iteration)
         if algorithm in ABC and (base is None or iteration % (gap + 1) == 0):
             if getattr(backend, "keeps_scores", False):
@@ -370,16 +404,13 @@ def boost(
                                          score=True, sample=sample)
             if loss is None:
                 loss = rescore(F)  # the next iteration's probabilities, and this loss
-        if not np.isfinite(loss):  # (K-LogitBoost's unnormalised link, exp(F - 1), can overflow)
-            raise FloatingPointError(
-                f"training diverged at iteration {iteration + 1}: the training loss of {algorithm} is {loss} (its "
-                f"scores overflowed). {lower_rate_advice(algorithm, learning_rate)}"
-            )
+        check_finite(loss, iteration)
         trees.extend(grown)
         train_loss.append(loss)
         if hasattr(backend, "hamming_loss"):
             hamming.append(backend.hamming_loss)
         monitor(grown)
+        iteration += 1
         if after_iteration is not None and after_iteration(trees, train_loss, eval_loss, eval_error):
             break
     samples.close()

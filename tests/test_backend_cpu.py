@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 
 import numba
 import numpy as np
@@ -938,6 +939,191 @@ def test_scores_across_shift_boundaries_are_the_references(fused, exp_source):
     assert fast._exp_counts.sum() == 5 * k + 2 + 2 + 2
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_grow_and_score_is_grow_tree_leaf_steps_and_update_and_score(n_threads, weighted, exp_source, monkeypatch):
+    # a boosting iteration of one tree in one compiled call (libm) against its three calls on a
+    # twin backend, bit for bit, tree after tree: the tree, F, p, pct, top, the loss, and the
+    # next tree's root class sums (softmax_from_exponentials'). A MART-like tree (its leaves
+    # have no second class) and an F that is not the one scored last take the three calls;
+    # NumPy's exp (exp_source "numpy") always does
+    from gpuboost.backends import _numba_cpu as kernels
+
+    fused_calls = []
+    fused = kernels.grow_and_score
+
+    def counted(*args):
+        fused_calls.append(1)
+        return fused(*args)
+
+    monkeypatch.setattr(kernels, "grow_and_score", counted)
+    rng = np.random.default_rng(31)
+    n, d, k, n_bins = 10000, 5, 7, 16
+    assert n * k >= kernels.PARALLEL_SCORES  # scored by row blocks on two threads
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = (codes[:, 0] // 3 + (codes[:, 1] > 8) + rng.integers(0, 2, size=n)) % k
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    one, three = (CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=n_threads)
+                  for _ in range(2))
+    if one.n_threads < n_threads:
+        pytest.skip("numba has one thread here")
+    F_one, F_three = np.zeros((n, k)), np.zeros((n, k))
+    assert one.set_scores(F_one) == three.set_scores(F_three)
+    aoso, mart = GrowerParams(max_leaves=12), GrowerParams(max_leaves=12, fixed_pair=(2, -1), first_order=True)
+    plan = [aoso, aoso, "copy", aoso, mart, aoso, aoso]
+    for params in plan:
+        if params == "copy":  # arrays other than the ones scored last, some rows' scores set back to
+            # the first scoring's: the three calls, which must not take the exponentials of those
+            # rows' first scores as still kept (the fused call left E up to date, not F_last)
+            F_one, F_three, params = F_one.copy(), F_three.copy(), aoso
+            F_one[:100], F_three[:100] = 0.0, 0.0
+        a, loss_a = one.grow_and_score(F_one, params, bins_as_thresholds, 0.1)
+        b, segments, leaves = three.grow_tree(params, bins_as_thresholds)
+        loss_b = three.update_and_score(F_three, segments, three.leaf_steps(b, leaves, 0.1))
+        for name in ("feature", "bin", "threshold", "missing_left", "left", "right", "pair", "value", "n_samples",
+                     "gain"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+        assert loss_a == loss_b
+        for name in ("p", "pct", "top", "rows", "_root_sums"):
+            np.testing.assert_array_equal(getattr(one, name), getattr(three, name), err_msg=name)
+        np.testing.assert_array_equal(F_one, F_three)
+        assert one._root_blocks == three._root_blocks
+    # every tree ran the kernel but the copy's (libm), and the MART tree's scores were the calls'
+    assert len(fused_calls) == (len(plan) - 1 if exp_source else 0)
+    assert np.isfinite(loss_a) and loss_a < np.log(k) * (w.sum() if weighted else n)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_grow_rounds_is_grow_and_score_tree_after_tree(weighted, exp_source, monkeypatch):
+    # several boosting iterations in one compiled call against grow_and_score called for each,
+    # on a twin backend, bit for bit: the trees (thresholds included), losses, F, p and the root
+    # sums; each tree's own feature mask; a tol reached mid-way (the call stops after that
+    # tree); a MART-like tree (no pair: the kernel stops and the backend finishes it); the
+    # rounds capped by ROUND_CELLS; an F not scored last (grow_and_score's calls)
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends import cpu
+
+    calls = []
+    rounds = kernels.grow_rounds
+
+    def counted(*args):
+        calls.append(1)
+        return rounds(*args)
+
+    monkeypatch.setattr(kernels, "grow_rounds", counted)
+    rng = np.random.default_rng(37)
+    n, d, k, n_bins = 3000, 6, 5, 12
+    codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
+    codes[rng.random((n, d)) < 0.05] = 255
+    y = (codes[:, 0] // 3 + (codes[:, 1] > 5) + rng.integers(0, 2, size=n)) % k
+    w = rng.uniform(0.1, 2.0, size=n) if weighted else None
+    many, one = (CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=2) for _ in range(2))
+    F_many, F_one = np.zeros((n, k)), np.zeros((n, k))
+    assert many.set_scores(F_many) == one.set_scores(F_one)
+
+    def edge(features, bins):  # a threshold for each (feature, bin): a mix-up of trees would show
+        return np.asarray(features, float) * 100.0 + np.asarray(bins, float)
+
+    aoso, mart = GrowerParams(max_leaves=9), GrowerParams(max_leaves=9, fixed_pair=(2, -1), first_order=True)
+    masks = rng.random((5, d)) < 0.7
+    masks[:, 0] = True
+    trees, losses = many.grow_rounds(F_many, aoso, edge, 0.1, 5, -np.inf, masks)
+    assert len(trees) == 5 and len(calls) == (1 if exp_source else 0)
+    want = [one.grow_and_score(F_one, replace(aoso, features=masks[t]), edge, 0.1) for t in range(5)]
+    more, more_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 6, -np.inf)
+    want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(6)]
+    trees, losses = trees + more, losses + more_losses
+    # a tol that the third of the next trees reaches: the call stops after it
+    probe = CpuBackend(codes, y, w, k, n_bins=n_bins, missing_code=255, n_threads=2)
+    F_probe = F_one.copy()
+    probe.set_scores(F_probe)
+    probe_losses = [probe.grow_and_score(F_probe, aoso, edge, 0.1)[1] for _ in range(3)]
+    tol = probe_losses[2]
+    assert probe_losses[0] > probe_losses[1] > tol
+    stopped, stopped_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 6, tol)
+    assert len(stopped) == 3 and stopped_losses[-1] <= tol
+    want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(3)]
+    trees, losses = trees + stopped, losses + stopped_losses
+    # a tree without pairs ends the kernel's call, and the backend finishes it (grow_and_score's
+    # calls, with NumPy's exp, go on)
+    mixed, mixed_losses = many.grow_rounds(F_many, mart, edge, 0.1, 4, -np.inf)
+    assert len(mixed) == (1 if exp_source else 4)
+    want += [one.grow_and_score(F_one, mart, edge, 0.1) for _ in mixed]
+    trees, losses = trees + mixed, losses + mixed_losses
+    monkeypatch.setattr(cpu, "ROUND_CELLS", 2 * n * k)  # two trees' scores a call
+    capped, capped_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 5, -np.inf)
+    assert len(capped) == 2
+    want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(2)]
+    trees, losses = trees + capped, losses + capped_losses
+    F_many, F_one = F_many.copy(), F_one.copy()  # not the arrays scored last: grow_and_score's calls
+    copied, copied_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 2, -np.inf)
+    want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(2)]
+    trees, losses = trees + copied, losses + copied_losses
+    assert len(trees) == len(want) == (19 if exp_source else 22)
+    for a, (b, loss) in zip(trees, want):
+        for name in ("feature", "bin", "threshold", "missing_left", "left", "right", "pair", "value", "n_samples",
+                     "gain"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+            assert getattr(a, name).dtype == getattr(b, name).dtype and not getattr(a, name).flags.writeable
+    assert losses == [loss for _, loss in want]
+    for name in ("p", "pct", "top", "_root_sums"):
+        np.testing.assert_array_equal(getattr(many, name), getattr(one, name), err_msg=name)
+    np.testing.assert_array_equal(F_many, F_one)
+    # the kernel ran for every call but the copies' (libm), whose trees grow_and_score grew
+    assert len(calls) == (5 if exp_source else 0)
+
+
+@pytest.mark.parametrize("case", ["plain", "colsample", "tol", "continued", "weighted"])
+def test_fits_of_iterations_grown_several_a_call_are_the_per_iteration_fits(case, monkeypatch):
+    # boost grows AOSO's iterations several at a time on the compiled backend (grow_rounds)
+    # where no callback runs between them; with a callback that does nothing, one at a time
+    # (grow_and_score): the same trees, losses and eval measures. A constant column (the
+    # backend holds the others: boost's columns), colsample_bytree's masks of each tree, a tol
+    # reached in the middle of a call, a model continued, sample weights
+    from gpuboost import BoostClassifier
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends import cpu
+    from gpuboost.callback import Callback
+
+    class Nothing(Callback):
+        pass
+
+    calls = []
+    rounds = kernels.grow_rounds
+    monkeypatch.setattr(kernels, "grow_rounds", lambda *args: calls.append(1) or rounds(*args))
+    monkeypatch.setattr(cpu, "MAX_ROUNDS", 4)  # calls of up to four trees
+    rng = np.random.default_rng(41)
+    X = rng.normal(size=(900, 6))
+    X[:, 2] = 1.5  # constant: not split on, not in the backend
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] + X[:, 3] > 0.4) + 2 * (X[:, 4] > 1.0)
+    X_val, y_val = X[:200] + rng.normal(scale=0.3, size=(200, 6)), y[:200]
+    params = dict(n_estimators=11, max_leaves=6, n_jobs=2)
+    fit_args = dict(eval_set=[(X_val, y_val)])
+    if case == "colsample":
+        params.update(colsample_bytree=0.6, random_state=3)
+    if case == "weighted":
+        fit_args["sample_weight"] = rng.uniform(0.5, 2.0, size=len(y))
+    if case == "tol":
+        losses = BoostClassifier(**params, callbacks=[Nothing()]).fit(X, y).train_loss_
+        params["tol"] = float(losses[6])  # reached at the seventh iteration, in the second call
+    if case == "continued":
+        fit_args["init_model"] = BoostClassifier(**dict(params, n_estimators=3)).fit(X, y, **fit_args)
+    calls.clear()
+    several = BoostClassifier(**params).fit(X, y, **fit_args)
+    assert len(calls) >= (2 if cpu.libm_matches_numpy() else 0)
+    one = BoostClassifier(**params, callbacks=[Nothing()]).fit(X, y, **fit_args)
+    assert several.n_estimators_ == one.n_estimators_ == (7 if case == "tol" else 11)
+    assert several.trees_[0].n_nodes > 1 and all(2 not in tree.feature for tree in several.trees_)
+    for a, b in zip(several.trees_, one.trees_, strict=True):
+        for name in ("feature", "bin", "threshold", "missing_left", "left", "right", "pair", "value", "n_samples",
+                     "gain"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    for name in ("train_loss_", "eval_loss_", "eval_error_"):
+        np.testing.assert_array_equal(getattr(several, name), getattr(one, name), err_msg=name)
+    np.testing.assert_array_equal(several.predict_proba(X_val), one.predict_proba(X_val))
+
+
 def test_the_kernels_exp_and_log1p_are_the_c_librarys():
     # libm_exp_log1p calls what softmax_from_exponentials calls (numba's math.exp and
     # math.log1p); Python's math module calls the C library's: the same values, bit for bit.
@@ -1490,6 +1676,11 @@ def test_numpy_sum_is_numpys():
         got = np.array([kernels._numpy_sum(row, 0, K) for row in x])
         np.testing.assert_array_equal(want, got)
     assert any(kernels._numpy_sum(x[j], 0, 300) != sum(x[j]) for j in range(20))  # not a plain loop's
+    # and a whole 1-D array's sum (grow_and_score's loss, the sum of the rows' loss terms), signs
+    # mixed as a weighted loss's are not, lengths of the data sets and around the block sizes
+    for n in [1, 7, 8, 9, 255, 256, 257, 1000, 7494, 16000, 16001, 58101]:
+        v = rng.normal(size=n) * np.exp(4 * rng.normal(size=n))
+        assert kernels._numpy_sum(v, 0, n) == v.sum(), n
 
 
 @pytest.mark.parametrize("algorithm, multilabel", [("adaboostmh", False), ("adaboostmh", True),

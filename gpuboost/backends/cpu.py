@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from typing import NamedTuple
 
 import numba
@@ -179,6 +180,7 @@ class CpuBackend(Backend):
         self.wide, self.cells = sparse_cells(self.codes, self.sparse, self.n_codes)
         self.columns = feature_columns(self.codes)
         self.rows = np.arange(n, dtype=np.int64)
+        self._every_feature = np.ones(self.codes.shape[1], dtype=np.bool_)  # (the kernels only read it)
         self.p = np.empty((n, self.n_classes))
         # 1 - p where it loses digits: at each row's first largest score (top), computed from the
         # other exponentials; elsewhere the kernels compute 1 - p where they read it (see pc)
@@ -247,8 +249,7 @@ class CpuBackend(Backend):
     def _score(self, F, update):
         F = np.ascontiguousarray(F, dtype=np.float64)
         n, K = F.shape
-        # row blocks, one per thread, where the rows are many enough to pay for a second thread
-        counts = self._exp_counts[:self.n_threads if n * K >= kernels.PARALLEL_SCORES else 1]
+        counts = self._score_blocks(F)
         with _threads(self.n_threads):
             if update is None:
                 kernels.exponent_arguments(F, self._F_last, self._row_max, self.top, self._scored and self._last_kept,
@@ -280,6 +281,11 @@ class CpuBackend(Backend):
             if self.weighted:
                 per_sample *= self.weight
         return float(per_sample.sum())
+
+    def _score_blocks(self, F):
+        """The scoring's counts of row blocks: one per thread, where the rows are many enough to
+        pay for a second thread."""
+        return self._exp_counts[:self.n_threads if F.size >= kernels.PARALLEL_SCORES else 1]
 
     def reset_partition(self, sample=None):
         if sample is None:
@@ -395,27 +401,137 @@ class CpuBackend(Backend):
         """Grow a tree in one compiled call; returns (tree, leaf_segments, leaf_ids) as the grower
         (on the rows ``sample`` as TreeGrower.grow: the root's class sums from them, not the
         softmax's of every row)."""
+        arguments = self._tree_arguments(params, sample)
+        with _threads(self.n_threads):
+            grown = kernels.grow_tree(*arguments)
+        return _adopt_grown(grown, bin_edge)
+
+    def grow_and_score(self, F, params, bin_edge, learning_rate):
+        """A boosting iteration of one tree on every row: grow_tree, leaf_steps and
+        update_and_score, with the same results; returns (tree, loss). In one compiled call
+        (kernels.grow_and_score) where update_and_score's fast path applies (F the array scored
+        last, unchanged since) and the kernels call the C library's exp (libm); else the three
+        calls."""
+        if not (self.libm and self._scored and F is self._scored_F and F.flags.c_contiguous
+                and F.dtype == np.float64):
+            tree, segments, leaf_ids = self.grow_tree(params, bin_edge)
+            return tree, self.update_and_score(F, segments, self.leaf_steps(tree, leaf_ids, learning_rate))
+        arguments = self._tree_arguments(params, None)
+        counts = self._score_blocks(F)
+        with _threads(self.n_threads):
+            grown, scored, loss = kernels.grow_and_score(*arguments, float(learning_rate), F, self._exponentials,
+                                                         self._leaf_of, self._row_max, self._exp_values,
+                                                         self._exp_at, counts, self._margin, self._rest)
+        tree, segments, leaf_ids = _adopt_grown(grown, bin_edge)
+        if not scored:  # a leaf without a pair: F and p as they were
+            return tree, self.update_and_score(F, segments, self.leaf_steps(tree, leaf_ids, learning_rate))
+        self._last_kept = False  # as _score after update_and_arguments
+        self._root_blocks = len(counts) if len(self._root_sums) else 0
+        return tree, loss  # (the loss's terms summed as NumPy's sum of them: _numpy_sum)
+
+    def grow_rounds(self, F, params, bin_edge, learning_rate, n_rounds, tol, features=None):
+        """Up to n_rounds boosting iterations of one tree each on every row, as grow_and_score
+        called for each in turn, stopping after a tree whose loss is <= tol or not finite (where
+        the boosting loop stops or raises); features: the trees' feature masks, a row each, or
+        None (params.features for all). Returns (trees, losses), at least one tree. In one
+        compiled call for up to ROUND_CELLS scores (kernels.grow_rounds) where grow_and_score
+        would make one: the Python between trees, on caches the kernels had emptied, cost about
+        0.25 ms a tree on pendigits (2026-11-28); the calls return to Python often enough for a
+        KeyboardInterrupt."""
+        n_rounds = max(1, min(int(n_rounds), self.rounds_at_once(F)))
+        if not (self.libm and self._scored and F is self._scored_F and F.flags.c_contiguous
+                and F.dtype == np.float64):
+            trees, losses = [], []
+            for t in range(n_rounds):
+                tree, loss = self.grow_and_score(F, params if features is None else replace(
+                    params, features=features[t]), bin_edge, learning_rate)
+                trees.append(tree)
+                losses.append(loss)
+                if loss <= tol or not np.isfinite(loss):
+                    break
+            return trees, losses
+        D = self.codes.shape[1]
+        allowed = (all_features(D, params.features)[None] if features is None
+                   else np.ascontiguousarray(features[:n_rounds], dtype=np.bool_))
+        if allowed.shape[1:] != (D,):
+            raise ValueError(f"a feature mask must have one entry per feature ({D}), got shape {allowed.shape[1:]}")
+        arguments = self._tree_arguments(params, None, allowed)
+        counts = self._score_blocks(F)
+        max_nodes = 2 * int(params.max_leaves) - 1
+        n_nodes = np.empty(n_rounds, np.int64)
+        pair = np.empty((n_rounds, max_nodes, 2), np.int32)
+        value, gain = np.empty((n_rounds, max_nodes)), np.empty((n_rounds, max_nodes))
+        n_samples = np.empty((n_rounds, max_nodes), np.int64)
+        feature, bin_, left, right = (np.empty((n_rounds, max_nodes), np.int32) for _ in range(4))
+        missing_left = np.empty((n_rounds, max_nodes), np.bool_)
+        losses = np.empty(n_rounds)
+        with _threads(self.n_threads):
+            done, scored, segments, leaf_ids = kernels.grow_rounds(
+                *arguments, float(learning_rate), F, self._exponentials, self._leaf_of, self._row_max,
+                self._exp_values, self._exp_at, counts, self._margin, self._rest, float(tol), n_nodes, pair, value,
+                n_samples, gain, feature, bin_, missing_left, left, right, losses)
+        self._last_kept = False  # as _score after update_and_arguments
+        self._root_blocks = len(counts) if len(self._root_sums) else 0
+        # the split nodes' thresholds, every tree's in one lookup (grower.split_thresholds')
+        threshold = np.full((done, max_nodes), np.nan)
+        nodes = np.arange(max_nodes) < n_nodes[:done, None]
+        splits = nodes & (left[:done] >= 0)
+        if splits.any():
+            threshold[splits] = bin_edge(feature[:done][splits], bin_[:done][splits])
+        trees = []
+        for t in range(done):
+            m = n_nodes[t]
+            trees.append(Tree.adopt(feature[t, :m].copy(), bin_[t, :m].copy(), threshold[t, :m].copy(),
+                                    missing_left[t, :m].copy(), left[t, :m].copy(), right[t, :m].copy(),
+                                    pair[t, :m].copy(), value[t, :m].copy(), n_samples[t, :m].copy(),
+                                    gain[t, :m].copy()))
+        losses = losses[:done].tolist()
+        if not scored:  # its leaves do not all have a pair: F and p as before it
+            losses[-1] = self.update_and_score(F, segments, self.leaf_steps(trees[-1], leaf_ids, learning_rate))
+        return trees, losses
+
+    @staticmethod
+    def rounds_at_once(F):
+        """How many trees grow_rounds grows in one call on scores F: MAX_ROUNDS, fewer where
+        they would update more than ROUND_CELLS scores."""
+        return max(1, min(MAX_ROUNDS, ROUND_CELLS // max(1, F.size)))
+
+    def _tree_arguments(self, params, sample, allowed=None):
+        """kernels.grow_tree's arguments for a tree of ``params`` on the rows ``sample`` (or all);
+        allowed: the features it may split on, if not params.features (grow_rounds: a row a tree)."""
+        if allowed is None:
+            allowed = (self._every_feature if params.features is None
+                       else all_features(self.codes.shape[1], params.features))
         n_root = -1  # every row: the kernel puts them in order
         if sample is not None:
             self.reset_partition(sample)
             n_root = len(sample)
-        with _threads(self.n_threads):
-            (n_nodes, leaf_ids, segments, splits, pair, value, n_samples, gain, feature, bin_, missing_left, left,
-             right) = kernels.grow_tree(
-                self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
+        return (self.codes, self.wide, self.columns, self.sparse, self.cells, self.y, self.weight, self.weighted,
                 self.p, self.pct, self.top, self.rows, self.n_codes,
                 int(params.max_leaves), int(params.min_samples_leaf), float(params.min_child_weight),
-                all_features(self.codes.shape[1], params.features), params.pair_rule == "eq32", self.n_threads,
+                allowed, params.pair_rule == "eq32", self.n_threads,
                 -1 if params.fixed_pair is None else int(params.fixed_pair[0]),
                 -1 if params.fixed_pair is None else int(params.fixed_pair[1]),
                 bool(params.first_order), self.derives_histograms, float(params.leaf_clip), float(params.value_scale),
                 self._root_sums, self._root_blocks if sample is None else 0, self._may_wait, n_root,
-                -1 if params.max_depth is None else int(params.max_depth),
-            )
-        # grower.make_tree's tree, its values and counts computed by the kernel
-        threshold = split_thresholds(feature, bin_, splits, bin_edge)
-        tree = Tree.adopt(feature, bin_, threshold, missing_left, left, right, pair, value, n_samples, gain)
-        return tree, segments, leaf_ids
+                -1 if params.max_depth is None else int(params.max_depth))
+
+
+def _adopt_grown(grown, bin_edge):
+    """(tree, leaf_segments, leaf_ids) from kernels.grow_tree's results: grower.make_tree's
+    tree, its values and counts computed by the kernel."""
+    (n_nodes, leaf_ids, segments, splits, pair, value, n_samples, gain, feature, bin_, missing_left, left,
+     right) = grown
+    threshold = split_thresholds(feature, bin_, splits, bin_edge)
+    tree = Tree.adopt(feature, bin_, threshold, missing_left, left, right, pair, value, n_samples, gain)
+    return tree, segments, leaf_ids
+
+
+#: grow_rounds grows up to this many trees in one compiled call, and as many as keep the scores
+#: it updates (rows x classes, all trees together) within ROUND_CELLS: letter's 16,000 x 26,
+#: 10 trees (50 ms); covertype's 290,506 x 7, 2.
+MAX_ROUNDS = 64
+ROUND_CELLS = 1 << 22
 
 
 #: The codes' feature-major copy (columns) is made up to this many bytes. It is only a faster
