@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 #: The compiled kernels timed inside the fits (a version without one shows no time for it).
-KERNELS = ("grow_tree", "softmax_from_exponentials", "update_and_arguments", "grow_and_score", "grow_rounds")
+KERNELS = ("grow_tree", "softmax_from_exponentials", "update_and_arguments", "grow_rounds")
 
 
 def exported_package(revision: str):

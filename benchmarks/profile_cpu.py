@@ -130,30 +130,32 @@ def compiled_copy(source: str, name: str, folder: str):
 
 def grow_tree_arguments(dataset: str, trees: int, leaves: int, threads: int, algorithm: str = "aoso",
                         weighted: bool = False):
-    """The arguments CpuBackend passed to kernels.grow_tree for the last tree of a fit of
-    `trees` iterations on the dataset (whatever the kernel's signature), and the training (X, y).
-    weighted: the fit has sample weights (uniform in [0.5, 2], seed 0). The algorithm is one
-    whose trees grow_tree grows (not klogitboost or adaboostmh)."""
+    """The arguments of kernels.grow_tree for the tree after a fit of `trees` iterations on the
+    dataset, as CpuBackend makes them for its last tree's parameters (whatever the kernel's
+    signature; the fit's backend and scores), and the training (X, y). weighted: the fit has
+    sample weights (uniform in [0.5, 2], seed 0). The algorithm is one whose trees grow_tree
+    grows (not klogitboost or adaboostmh). (The backend's arguments are captured, not the
+    kernel's: AOSO's fits call grow_tree from another kernel, grow_rounds.)"""
     from bench_cpu import load
     from gpuboost import BoostClassifier
     from gpuboost.backends import cpu
 
     Xtr, ytr = load(dataset)[:2]
     captured = {}
-    grow_tree = cpu._numba_cpu.grow_tree  # (the module's: cpu.kernels may wrap it)
+    tree_arguments = cpu.CpuBackend._tree_arguments
 
-    def capture(*arguments):
-        captured["arguments"] = arguments
-        return grow_tree(*arguments)
+    def capture(self, params, *rest, **named):
+        captured["backend"], captured["params"] = self, params
+        return tree_arguments(self, params, *rest, **named)
 
-    cpu._numba_cpu.grow_tree = capture
+    cpu.CpuBackend._tree_arguments = capture
     try:
         weight = np.random.default_rng(0).uniform(0.5, 2.0, size=len(ytr)) if weighted else None
         BoostClassifier(n_estimators=trees, max_leaves=leaves, n_jobs=threads, algorithm=algorithm).fit(
             Xtr, ytr, sample_weight=weight)
     finally:
-        cpu._numba_cpu.grow_tree = grow_tree
-    return captured["arguments"], Xtr, ytr
+        cpu.CpuBackend._tree_arguments = tree_arguments
+    return captured["backend"]._tree_arguments(captured["params"], None), Xtr, ytr
 
 
 def main() -> None:

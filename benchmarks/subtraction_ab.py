@@ -91,17 +91,17 @@ def grow_tree(args) -> None:
         if algorithm != "aoso":
             raise SystemExit(f"--grow-tree times AOSO's trees: {case}")
         captured = {}
-        original = CpuBackend.grow_tree
+        original = CpuBackend.grow_rounds  # (AOSO's fits grow their trees there, in the kernel's loop)
 
-        def capture(self, params, bin_edge):
+        def capture(self, F, params, bin_edge, *rest, **named):
             captured["backend"], captured["edge"] = self, bin_edge
-            return original(self, params, bin_edge)
+            return original(self, F, params, bin_edge, *rest, **named)
 
-        CpuBackend.grow_tree = capture
+        CpuBackend.grow_rounds = capture
         try:
             BoostClassifier(**kw).fit(X, y)
         finally:
-            CpuBackend.grow_tree = original
+            CpuBackend.grow_rounds = original
         backend, edge = captured["backend"], captured["edge"]
         params = GrowerParams(max_leaves=kw["max_leaves"])
         times = {True: [], False: []}

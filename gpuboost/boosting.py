@@ -357,8 +357,9 @@ def boost(
     ahead = min(MAX_DRAWS_AHEAD, max(1, getattr(backend, "n_threads", 1) - 1)) if getattr(
         backend, "fused_update", False) else 0
     samples = _RowSamples(n_rows, subsample, seed, ahead, stop=n_estimators)
-    # the host's compiled backend grows iterations of one tree on every row several at a time
-    # (CpuBackend.grow_rounds: the same trees), where nothing is called between iterations
+    # the host's compiled backend grows iterations of one tree on every row (AOSO's; two-class
+    # MART's, say) several at a time (CpuBackend.grow_rounds: the same trees), where nothing is
+    # called between iterations
     rounds = (getattr(backend, "grow_rounds", None) if after_iteration is None and algorithm not in ABC
               and subsample >= 1.0 and not hasattr(backend, "hamming_loss") else None)
     iteration = len(train_loss)
@@ -367,7 +368,7 @@ def boost(
             break
         plan = iteration_plan(algorithm, n_classes, grower_params, base) if rounds is not None else None
         if plan is not None and len(plan) == 1:
-            n_rounds = min(n_estimators - iteration, backend.rounds_at_once(F))
+            n_rounds = min(n_estimators - iteration, backend.rounds_at_once())
             features = None
             if colsample_bytree < 1.0:  # (each tree's own, the draw of its iteration)
                 features = np.stack([feature_sample(n_features, colsample_bytree, seed, iteration + t, 0)

@@ -950,13 +950,13 @@ def test_grow_and_score_is_grow_tree_leaf_steps_and_update_and_score(n_threads, 
     from gpuboost.backends import _numba_cpu as kernels
 
     fused_calls = []
-    fused = kernels.grow_and_score
+    fused = kernels.grow_rounds
 
     def counted(*args):
         fused_calls.append(1)
         return fused(*args)
 
-    monkeypatch.setattr(kernels, "grow_and_score", counted)
+    monkeypatch.setattr(kernels, "grow_rounds", counted)  # (grow_and_score's kernel: one round)
     rng = np.random.default_rng(31)
     n, d, k, n_bins = 10000, 5, 7, 16
     assert n * k >= kernels.PARALLEL_SCORES  # scored by row blocks on two threads
@@ -1002,16 +1002,16 @@ def test_grow_rounds_is_grow_and_score_tree_after_tree(weighted, exp_source, mon
     # tree); a MART-like tree (no pair: the kernel stops and the backend finishes it); the
     # rounds capped by ROUND_CELLS; an F not scored last (grow_and_score's calls)
     from gpuboost.backends import _numba_cpu as kernels
-    from gpuboost.backends import cpu
 
-    calls = []
+    calls = []  # the F of each kernel call (the twin's grow_and_score calls it too)
     rounds = kernels.grow_rounds
 
     def counted(*args):
-        calls.append(1)
+        calls.append(args[31])
         return rounds(*args)
 
     monkeypatch.setattr(kernels, "grow_rounds", counted)
+    monkeypatch.setattr(CpuBackend, "rounds_at_once", lambda self: 64)
     rng = np.random.default_rng(37)
     n, d, k, n_bins = 3000, 6, 5, 12
     codes = rng.integers(0, n_bins, size=(n, d)).astype(np.uint8)
@@ -1029,7 +1029,7 @@ def test_grow_rounds_is_grow_and_score_tree_after_tree(weighted, exp_source, mon
     masks = rng.random((5, d)) < 0.7
     masks[:, 0] = True
     trees, losses = many.grow_rounds(F_many, aoso, edge, 0.1, 5, -np.inf, masks)
-    assert len(trees) == 5 and len(calls) == (1 if exp_source else 0)
+    assert len(trees) == 5 and sum(f is F_many for f in calls) == (1 if exp_source else 0)
     want = [one.grow_and_score(F_one, replace(aoso, features=masks[t]), edge, 0.1) for t in range(5)]
     more, more_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 6, -np.inf)
     want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(6)]
@@ -1051,11 +1051,12 @@ def test_grow_rounds_is_grow_and_score_tree_after_tree(weighted, exp_source, mon
     assert len(mixed) == (1 if exp_source else 4)
     want += [one.grow_and_score(F_one, mart, edge, 0.1) for _ in mixed]
     trees, losses = trees + mixed, losses + mixed_losses
-    monkeypatch.setattr(cpu, "ROUND_CELLS", 2 * n * k)  # two trees' scores a call
+    monkeypatch.setattr(CpuBackend, "rounds_at_once", lambda self: 2)  # two trees a call
     capped, capped_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 5, -np.inf)
     assert len(capped) == 2
     want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(2)]
     trees, losses = trees + capped, losses + capped_losses
+    F_first = F_many
     F_many, F_one = F_many.copy(), F_one.copy()  # not the arrays scored last: grow_and_score's calls
     copied, copied_losses = many.grow_rounds(F_many, aoso, edge, 0.1, 2, -np.inf)
     want += [one.grow_and_score(F_one, aoso, edge, 0.1) for _ in range(2)]
@@ -1070,17 +1071,20 @@ def test_grow_rounds_is_grow_and_score_tree_after_tree(weighted, exp_source, mon
     for name in ("p", "pct", "top", "_root_sums"):
         np.testing.assert_array_equal(getattr(many, name), getattr(one, name), err_msg=name)
     np.testing.assert_array_equal(F_many, F_one)
-    # the kernel ran for every call but the copies' (libm), whose trees grow_and_score grew
-    assert len(calls) == (5 if exp_source else 0)
+    # the kernel ran once a call (libm), and for the copy's second tree (its first took the
+    # three calls: F was not the array scored last)
+    assert sum(f is F_first for f in calls) == (5 if exp_source else 0)
+    assert sum(f is F_many for f in calls) == (1 if exp_source else 0)
 
 
-@pytest.mark.parametrize("case", ["plain", "colsample", "tol", "continued", "weighted"])
+@pytest.mark.parametrize("case", ["plain", "colsample", "tol", "continued", "weighted", "mart", "robustlogit"])
 def test_fits_of_iterations_grown_several_a_call_are_the_per_iteration_fits(case, monkeypatch):
     # boost grows AOSO's iterations several at a time on the compiled backend (grow_rounds)
     # where no callback runs between them; with a callback that does nothing, one at a time
     # (grow_and_score): the same trees, losses and eval measures. A constant column (the
     # backend holds the others: boost's columns), colsample_bytree's masks of each tree, a tol
-    # reached in the middle of a call, a model continued, sample weights
+    # reached in the middle of a call, a model continued, sample weights, and the two-class
+    # algorithms whose iterations have one tree, with the pair (0, 1)
     from gpuboost import BoostClassifier
     from gpuboost.backends import _numba_cpu as kernels
     from gpuboost.backends import cpu
@@ -1109,9 +1113,14 @@ def test_fits_of_iterations_grown_several_a_call_are_the_per_iteration_fits(case
         params["tol"] = float(losses[6])  # reached at the seventh iteration, in the second call
     if case == "continued":
         fit_args["init_model"] = BoostClassifier(**dict(params, n_estimators=3)).fit(X, y, **fit_args)
+    if case in ("mart", "robustlogit"):
+        params["algorithm"] = case
+        y, y_val = y % 2, y_val % 2
+        fit_args["eval_set"] = [(X_val, y_val)]
     calls.clear()
     several = BoostClassifier(**params).fit(X, y, **fit_args)
-    assert len(calls) >= (2 if cpu.libm_matches_numpy() else 0)
+    if cpu.libm_matches_numpy():  # (else grow_and_score's three calls, a tree at a time)
+        assert len(calls) >= 3  # one tree, then four at a time
     one = BoostClassifier(**params, callbacks=[Nothing()]).fit(X, y, **fit_args)
     assert several.n_estimators_ == one.n_estimators_ == (7 if case == "tol" else 11)
     assert several.trees_[0].n_nodes > 1 and all(2 not in tree.feature for tree in several.trees_)
@@ -1122,6 +1131,39 @@ def test_fits_of_iterations_grown_several_a_call_are_the_per_iteration_fits(case
     for name in ("train_loss_", "eval_loss_", "eval_error_"):
         np.testing.assert_array_equal(getattr(several, name), getattr(one, name), err_msg=name)
     np.testing.assert_array_equal(several.predict_proba(X_val), one.predict_proba(X_val))
+
+
+def test_rounds_at_once_take_about_round_seconds():
+    # grow_rounds' trees a call: one before any call has been timed, then as many as take about
+    # ROUND_SECONDS at the last call's time a tree, between 1 and MAX_ROUNDS
+    from gpuboost.backends import cpu
+
+    backend = CpuBackend(np.zeros((4, 1), np.uint8), np.arange(4) % 2, None, 2, n_bins=2, missing_code=255)
+    assert backend.rounds_at_once() == 1
+    backend._tree_seconds = cpu.ROUND_SECONDS / 10.5
+    assert backend.rounds_at_once() == 10
+    backend._tree_seconds = 0.0
+    assert backend.rounds_at_once() == cpu.MAX_ROUNDS
+    backend._tree_seconds = 10 * cpu.ROUND_SECONDS
+    assert backend.rounds_at_once() == 1
+
+
+def test_a_fit_diverging_in_a_call_of_several_iterations_raises_as_one_at_a_time():
+    # scores that overflow stop the call after that tree's loss, and boost raises for that
+    # iteration, as it does with the iterations one at a time (a callback between them)
+    from gpuboost import BoostClassifier
+    from gpuboost.callback import Callback
+
+    rng = np.random.default_rng(43)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    messages = []
+    for callbacks in (None, [Callback()]):
+        with pytest.raises(FloatingPointError, match="training diverged at iteration") as raised:
+            BoostClassifier(n_estimators=30, learning_rate=3e304, leaf_clip=1e300, max_leaves=4,
+                            callbacks=callbacks).fit(X, y)
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1] and "at iteration 3:" in messages[0]  # the second call's second tree
 
 
 def test_the_kernels_exp_and_log1p_are_the_c_librarys():

@@ -2996,42 +2996,9 @@ def grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, 
             left[:n_nodes].astype(np.int32), right[:n_nodes].astype(np.int32))
 
 
-#: softmax_from_exponentials' libm flag from grow_and_score (a NumPy bool: a literal True would
+#: softmax_from_exponentials' libm flag from grow_rounds (a NumPy bool: a literal True would
 #: compile the kernel again, see KEEP_LAST)
 LIBM = np.bool_(True)
-
-
-@njit(cache=True)
-def grow_and_score(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-                   min_samples_leaf, min_child_weight, allowed, rule_eq32, n_threads, fixed_r, fixed_s, first_order,
-                   derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait, n_root, max_depth,
-                   learning_rate, F, E, leaf_of, row_max, values, at, counts, margin, rest):
-    """A boosting iteration of one tree in one call: grow_tree, then, where every leaf has a
-    pair (pair_steps), the tree's steps added to F, the next p made (update_and_arguments,
-    then softmax_from_exponentials with the C library's exp and log1p: libm True) and the
-    loss's terms summed as NumPy sums them (_numpy_sum).
-
-    The same kernels as the backend's separate calls, with the same arguments, so the same
-    results; a tree takes three Python calls fewer and the NumPy glue between them, which ran
-    on caches the kernels had just emptied (0.3-0.5 ms a tree on letter and pendigits,
-    2026-11-28). F, E, leaf_of ... rest as CpuBackend._score passes them (F the last scored,
-    unchanged since). Returns grow_tree's results and the loss, or NaN where a leaf has no
-    second class (then F is as it was, and the caller takes the steps as Backend.leaf_steps
-    makes them). (The update and the softmax as one pass over the rows, each row's
-    exponentials made in place and its p while they are in the cache, was 8% slower on
-    letter, and no faster on pendigits, 2026-11-28.)"""
-    grown = grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-                      min_samples_leaf, min_child_weight, allowed, rule_eq32, n_threads, fixed_r, fixed_s,
-                      first_order, derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait,
-                      n_root, max_depth)
-    leaf_ids, segments, pair, value = grown[1], grown[2], grown[4], grown[5]
-    steps = np.empty((leaf_ids.shape[0], F.shape[1]))
-    if not pair_steps(pair, value, leaf_ids, learning_rate, steps):
-        return grown, False, np.nan
-    update_and_arguments(F, rows, segments[:, 0].copy(), segments[:, 1].copy(), steps, leaf_of, row_max, top,
-                         values, at, counts, y, margin)
-    softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums, margin, LIBM)
-    return grown, True, _numpy_sum(margin, ZERO, margin.shape[0])
 
 
 @njit(cache=True)
@@ -3040,26 +3007,47 @@ def grow_rounds(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top
                 derive_histograms, leaf_clip, value_scale, root_sums, root_blocks, may_wait, n_root, max_depth,
                 learning_rate, F, E, leaf_of, row_max, values, at, counts, margin, rest, tol, n_nodes, pair, value,
                 n_samples, gain, feature, bin_, missing_left, left, right, losses):
-    """grow_and_score for up to R = losses.shape[0] boosting iterations of one tree each, as the
-    boosting loop calls it, in one call: tree t has allowed[t] as its features (allowed[0] for
-    every tree where allowed has one row), its nodes in row t of the node arrays (the first
-    n_nodes[t] entries, Tree's dtypes) and its loss in losses[t]. Each tree's root takes its
-    class sums from the scoring before it (root_blocks: the caller's for the first tree, then
-    every block's, as CpuBackend._score leaves them). Stops after a tree whose loss is <= tol or
-    not finite (where the boosting loop stops or raises), or whose leaves do not all have a
-    pair (its loss NaN, F and p as before it: the caller finishes it). Returns the number of
-    trees grown, whether the last one was scored, and its leaf segments and ids."""
+    """Up to R = losses.shape[0] boosting iterations of one tree each in one call. Each grows
+    its tree (grow_tree), then, where every leaf has a pair (pair_steps), adds the tree's steps
+    to F, makes the next p (update_and_arguments, then softmax_from_exponentials with the C
+    library's exp and log1p: libm True) and sums the loss's terms as NumPy sums them
+    (_numpy_sum). The same kernels as the backend's separate calls, with the same arguments, so
+    the same results, without the Python calls and the NumPy glue between them, which ran on
+    caches the kernels had just emptied (0.25-0.5 ms a tree on letter and pendigits,
+    2026-11-28). F, E, leaf_of ... rest as CpuBackend._score passes them (F the last scored,
+    unchanged since). (The iteration's steps are written here, not in a kernel of their own:
+    each compiled caller of grow_tree links and optimises grow_tree's code again, and a second
+    one made a first fit's compilation 122 -> 151 s.)
+
+    Tree t has allowed[t] as its features (allowed[0] for every tree where allowed has one
+    row), its nodes in row t of the node arrays (the first n_nodes[t] entries, Tree's dtypes)
+    and its loss in losses[t]. Each tree's root takes its class sums from the scoring before it
+    (root_blocks: the caller's for the first tree, then every block's, as CpuBackend._score
+    leaves them). Stops after a tree whose loss is <= tol or not finite (where the boosting
+    loop stops or raises), or whose leaves do not all have a pair (its loss NaN, F and p as
+    before it: the caller finishes it). Returns the number of trees grown, whether the last
+    one was scored, and its leaf segments and ids."""
     R = losses.shape[0]
     segments = np.empty((0, 2), np.int64)
     leaf_ids = np.empty(0, np.int64)
     blocks = root_blocks
     for t in range(R):
         mask = allowed[min(t, allowed.shape[0] - 1)]
-        grown, scored, loss = grow_and_score(
-            codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes, max_leaves,
-            min_samples_leaf, min_child_weight, mask, rule_eq32, n_threads,
-            fixed_r, fixed_s, first_order, derive_histograms, leaf_clip, value_scale, root_sums, blocks, may_wait,
-            n_root, max_depth, learning_rate, F, E, leaf_of, row_max, values, at, counts, margin, rest)
+        grown = grow_tree(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top, rows, n_codes,
+                          max_leaves, min_samples_leaf, min_child_weight, mask, rule_eq32, n_threads, fixed_r,
+                          fixed_s, first_order, derive_histograms, leaf_clip, value_scale, root_sums, blocks,
+                          may_wait, n_root, max_depth)
+        segments = grown[2]
+        leaf_ids = grown[1]
+        steps = np.empty((leaf_ids.shape[0], F.shape[1]))
+        scored = pair_steps(grown[4], grown[5], leaf_ids, learning_rate, steps)
+        loss = np.nan
+        if scored:
+            update_and_arguments(F, rows, segments[:, 0].copy(), segments[:, 1].copy(), steps, leaf_of, row_max,
+                                 top, values, at, counts, y, margin)
+            softmax_from_exponentials(E, values, at, counts, p, pct, top, rest, y, w, weighted, root_sums, margin,
+                                      LIBM)
+            loss = _numpy_sum(margin, ZERO, margin.shape[0])
         m = grown[0]
         n_nodes[t] = m
         pair[t, :m] = grown[4]
@@ -3072,8 +3060,6 @@ def grow_rounds(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top
         left[t, :m] = grown[11]
         right[t, :m] = grown[12]
         losses[t] = loss
-        segments = grown[2]
-        leaf_ids = grown[1]
         if not scored:
             return t + 1, False, segments, leaf_ids
         blocks = counts.shape[0] if root_sums.shape[0] > 0 else 0

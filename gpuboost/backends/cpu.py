@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from typing import NamedTuple
@@ -125,9 +126,12 @@ def machine_code_cached(dispatcher) -> bool | None:
 
 
 def kernels_compiled(vector: bool = False) -> bool | None:
-    """machine_code_cached of the kernel a fit's trees start with (grow_tree; the vector trees'
-    vector_best_split): False before a machine's first fit, which compiles the kernels."""
-    return machine_code_cached(_numba_cpu.vector_best_split if vector else _numba_cpu.grow_tree)
+    """machine_code_cached of the kernels a fit's trees start with (grow_tree and grow_rounds,
+    which links grow_tree's code into its own; the vector trees' vector_best_split): False
+    before a machine's first fit, which compiles the kernels."""
+    states = [machine_code_cached(k) for k in ((_numba_cpu.vector_best_split,) if vector
+                                                 else (_numba_cpu.grow_tree, _numba_cpu.grow_rounds))]
+    return False if False in states else None if None in states else True
 
 
 def compiled_measures_usable() -> bool:
@@ -212,6 +216,7 @@ class CpuBackend(Backend):
         # the scoring calls exp and log1p in its kernel, on every thread, where they are NumPy's
         self.libm = libm_matches_numpy()
         self._sample = self._sample_order = None  # reset_partition's last row sample, and its row order
+        self._tree_seconds = None  # the last grow_rounds call's time a tree
 
     def set_scores(self, F):
         return self._score(F, None)
@@ -409,38 +414,27 @@ class CpuBackend(Backend):
     def grow_and_score(self, F, params, bin_edge, learning_rate):
         """A boosting iteration of one tree on every row: grow_tree, leaf_steps and
         update_and_score, with the same results; returns (tree, loss). In one compiled call
-        (kernels.grow_and_score) where update_and_score's fast path applies (F the array scored
-        last, unchanged since) and the kernels call the C library's exp (libm); else the three
-        calls."""
-        if not (self.libm and self._scored and F is self._scored_F and F.flags.c_contiguous
-                and F.dtype == np.float64):
+        (kernels.grow_rounds, one round) where update_and_score's fast path applies (F the
+        array scored last, unchanged since) and the kernels call the C library's exp (libm);
+        else the three calls."""
+        if not self._scores_in_kernel(F):
             tree, segments, leaf_ids = self.grow_tree(params, bin_edge)
             return tree, self.update_and_score(F, segments, self.leaf_steps(tree, leaf_ids, learning_rate))
-        arguments = self._tree_arguments(params, None)
-        counts = self._score_blocks(F)
-        with _threads(self.n_threads):
-            grown, scored, loss = kernels.grow_and_score(*arguments, float(learning_rate), F, self._exponentials,
-                                                         self._leaf_of, self._row_max, self._exp_values,
-                                                         self._exp_at, counts, self._margin, self._rest)
-        tree, segments, leaf_ids = _adopt_grown(grown, bin_edge)
-        if not scored:  # a leaf without a pair: F and p as they were
-            return tree, self.update_and_score(F, segments, self.leaf_steps(tree, leaf_ids, learning_rate))
-        self._last_kept = False  # as _score after update_and_arguments
-        self._root_blocks = len(counts) if len(self._root_sums) else 0
-        return tree, loss  # (the loss's terms summed as NumPy's sum of them: _numpy_sum)
+        trees, losses = self._rounds(F, params, bin_edge, learning_rate, 1, -np.inf, None)
+        return trees[0], losses[0]
 
     def grow_rounds(self, F, params, bin_edge, learning_rate, n_rounds, tol, features=None):
         """Up to n_rounds boosting iterations of one tree each on every row, as grow_and_score
         called for each in turn, stopping after a tree whose loss is <= tol or not finite (where
         the boosting loop stops or raises); features: the trees' feature masks, a row each, or
-        None (params.features for all). Returns (trees, losses), at least one tree. In one
-        compiled call for up to ROUND_CELLS scores (kernels.grow_rounds) where grow_and_score
-        would make one: the Python between trees, on caches the kernels had emptied, cost about
-        0.25 ms a tree on pendigits (2026-11-28); the calls return to Python often enough for a
-        KeyboardInterrupt."""
-        n_rounds = max(1, min(int(n_rounds), self.rounds_at_once(F)))
-        if not (self.libm and self._scored and F is self._scored_F and F.flags.c_contiguous
-                and F.dtype == np.float64):
+        None (params.features for all). Returns (trees, losses), at least one tree.
+
+        In one compiled call (kernels.grow_rounds) where grow_and_score would make one: the
+        Python between trees, on caches the kernels had emptied, cost 0.25-0.5 ms a tree on
+        pendigits and letter (2026-11-28). A call grows at most rounds_at_once() trees, so that
+        a KeyboardInterrupt is answered within about ROUND_SECONDS."""
+        n_rounds = max(1, min(int(n_rounds), self.rounds_at_once()))
+        if not self._scores_in_kernel(F):
             trees, losses = [], []
             for t in range(n_rounds):
                 tree, loss = self.grow_and_score(F, params if features is None else replace(
@@ -450,6 +444,24 @@ class CpuBackend(Backend):
                 if loss <= tol or not np.isfinite(loss):
                     break
             return trees, losses
+        return self._rounds(F, params, bin_edge, learning_rate, n_rounds, tol, features)
+
+    def rounds_at_once(self):
+        """How many trees grow_rounds grows in one call: as many as take about ROUND_SECONDS at
+        the last call's time a tree (one at the first call), at most MAX_ROUNDS. The trees do
+        not depend on it."""
+        if self._tree_seconds is None:
+            return 1
+        return max(1, min(MAX_ROUNDS, int(ROUND_SECONDS / max(self._tree_seconds, 1e-9))))
+
+    def _scores_in_kernel(self, F):
+        """Whether the scoring after a tree can run inside kernels.grow_rounds: update_and_score's
+        fast path (F the array scored last, unchanged since) with the C library's exp."""
+        return (self.libm and self._scored and F is self._scored_F and F.flags.c_contiguous
+                and F.dtype == np.float64)
+
+    def _rounds(self, F, params, bin_edge, learning_rate, n_rounds, tol, features):
+        """grow_rounds' compiled call (_scores_in_kernel(F) holds)."""
         D = self.codes.shape[1]
         allowed = (all_features(D, params.features)[None] if features is None
                    else np.ascontiguousarray(features[:n_rounds], dtype=np.bool_))
@@ -465,17 +477,20 @@ class CpuBackend(Backend):
         feature, bin_, left, right = (np.empty((n_rounds, max_nodes), np.int32) for _ in range(4))
         missing_left = np.empty((n_rounds, max_nodes), np.bool_)
         losses = np.empty(n_rounds)
+        # as _score after update_and_arguments (before the call: F and E change in it, and a
+        # KeyboardInterrupt can come as it returns)
+        self._last_kept = False
+        began = time.perf_counter()
         with _threads(self.n_threads):
             done, scored, segments, leaf_ids = kernels.grow_rounds(
                 *arguments, float(learning_rate), F, self._exponentials, self._leaf_of, self._row_max,
                 self._exp_values, self._exp_at, counts, self._margin, self._rest, float(tol), n_nodes, pair, value,
                 n_samples, gain, feature, bin_, missing_left, left, right, losses)
-        self._last_kept = False  # as _score after update_and_arguments
+        self._tree_seconds = (time.perf_counter() - began) / done
         self._root_blocks = len(counts) if len(self._root_sums) else 0
         # the split nodes' thresholds, every tree's in one lookup (grower.split_thresholds')
         threshold = np.full((done, max_nodes), np.nan)
-        nodes = np.arange(max_nodes) < n_nodes[:done, None]
-        splits = nodes & (left[:done] >= 0)
+        splits = (np.arange(max_nodes) < n_nodes[:done, None]) & (left[:done] >= 0)
         if splits.any():
             threshold[splits] = bin_edge(feature[:done][splits], bin_[:done][splits])
         trees = []
@@ -489,12 +504,6 @@ class CpuBackend(Backend):
         if not scored:  # its leaves do not all have a pair: F and p as before it
             losses[-1] = self.update_and_score(F, segments, self.leaf_steps(trees[-1], leaf_ids, learning_rate))
         return trees, losses
-
-    @staticmethod
-    def rounds_at_once(F):
-        """How many trees grow_rounds grows in one call on scores F: MAX_ROUNDS, fewer where
-        they would update more than ROUND_CELLS scores."""
-        return max(1, min(MAX_ROUNDS, ROUND_CELLS // max(1, F.size)))
 
     def _tree_arguments(self, params, sample, allowed=None):
         """kernels.grow_tree's arguments for a tree of ``params`` on the rows ``sample`` (or all);
@@ -527,11 +536,11 @@ def _adopt_grown(grown, bin_edge):
     return tree, segments, leaf_ids
 
 
-#: grow_rounds grows up to this many trees in one compiled call, and as many as keep the scores
-#: it updates (rows x classes, all trees together) within ROUND_CELLS: letter's 16,000 x 26,
-#: 10 trees (50 ms); covertype's 290,506 x 7, 2.
+#: grow_rounds grows up to this many trees in one compiled call, as many as take about
+#: ROUND_SECONDS (at the time a tree took in the last call): the answer to a KeyboardInterrupt
+#: waits for the call
 MAX_ROUNDS = 64
-ROUND_CELLS = 1 << 22
+ROUND_SECONDS = 0.2
 
 
 #: The codes' feature-major copy (columns) is made up to this many bytes. It is only a faster
