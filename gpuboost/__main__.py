@@ -373,7 +373,7 @@ def _demo(args) -> int:
     if args.n_estimators >= 1:
         # a machine's first fit compiles the kernels (numba caches them): a small fit first, so
         # that the time below is training alone
-        print("preparing the kernels (compiled on a machine's first run, 1 to 2 minutes on 2 cores; cached for later "
+        print("preparing the kernels (compiled on a machine's first run, 2 to 3 minutes on 2 cores; cached for later "
               "runs) ...", flush=True)
         started = time.perf_counter()
         clone(model).set_params(n_estimators=2, verbose=0).fit(X_train[:500], y_train[:500])

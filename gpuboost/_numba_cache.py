@@ -61,4 +61,4 @@ def ensure_cache(source_file: str) -> None:
     warnings.warn(
         f"numba cannot cache gpuboost's compiled kernels next to {os.path.dirname(source_file)} or in this user's "
         f"cache folder (neither is writable): they are cached in {path}. Set NUMBA_CACHE_DIR to a writable folder "
-        "to choose where (a machine's first fit compiles them, 1 to 2 minutes).", RuntimeWarning, stacklevel=2)
+        "to choose where (a machine's first fit compiles them, 2 to 3 minutes).", RuntimeWarning, stacklevel=2)

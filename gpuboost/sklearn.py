@@ -109,7 +109,7 @@ def openmp_threads() -> int:
 
 
 #: What a verbose fit prints before a machine's first fit compiles the CPU kernels
-COMPILING = ("gpuboost: compiling the CPU kernels for this machine, once (1 to 2 minutes on 2 cores; numba "
+COMPILING = ("gpuboost: compiling the CPU kernels for this machine, once (2 to 3 minutes on 2 cores; numba "
              "caches them for later fits)")
 
 
