@@ -1133,6 +1133,21 @@ def test_fits_of_iterations_grown_several_a_call_are_the_per_iteration_fits(case
     np.testing.assert_array_equal(several.predict_proba(X_val), one.predict_proba(X_val))
 
 
+@pytest.mark.parametrize("libm", [False, True])
+def test_kernels_compiled_asks_for_grow_rounds_where_the_backend_calls_it(libm, monkeypatch):
+    # grow_rounds runs only where the kernels call the C library's exp (libm): elsewhere (CPUs
+    # with AVX-512) it is never compiled, and a verbose fit must not say "compiling" for ever
+    from gpuboost.backends import _numba_cpu as kernels
+    from gpuboost.backends import cpu
+
+    monkeypatch.setattr(cpu, "libm_matches_numpy", lambda: libm)
+    monkeypatch.setattr(cpu, "machine_code_cached", lambda k: k is not kernels.grow_rounds)
+    assert cpu.kernels_compiled() is (not libm)
+    assert cpu.kernels_compiled(vector=True) is True
+    monkeypatch.setattr(cpu, "machine_code_cached", lambda k: None if k is kernels.grow_tree else True)
+    assert cpu.kernels_compiled() is None
+
+
 def test_rounds_at_once_take_about_round_seconds():
     # grow_rounds' trees a call: one before any call has been timed, then as many as take about
     # ROUND_SECONDS at the last call's time a tree, between 1 and MAX_ROUNDS

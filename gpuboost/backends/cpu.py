@@ -126,11 +126,15 @@ def machine_code_cached(dispatcher) -> bool | None:
 
 
 def kernels_compiled(vector: bool = False) -> bool | None:
-    """machine_code_cached of the kernels a fit's trees start with (grow_tree and grow_rounds,
-    which links grow_tree's code into its own; the vector trees' vector_best_split): False
-    before a machine's first fit, which compiles the kernels."""
-    states = [machine_code_cached(k) for k in ((_numba_cpu.vector_best_split,) if vector
-                                                 else (_numba_cpu.grow_tree, _numba_cpu.grow_rounds))]
+    """machine_code_cached of the kernels a fit's trees start with (grow_tree, and grow_rounds,
+    which links grow_tree's code into its own, where the backend calls it: libm_matches_numpy;
+    the vector trees' vector_best_split): False before a machine's first fit, which compiles
+    the kernels."""
+    if vector:
+        kernels_ = (_numba_cpu.vector_best_split,)
+    else:
+        kernels_ = (_numba_cpu.grow_tree,) + ((_numba_cpu.grow_rounds,) if libm_matches_numpy() else ())
+    states = [machine_code_cached(k) for k in kernels_]
     return False if False in states else None if None in states else True
 
 
