@@ -3017,9 +3017,9 @@ def grow_rounds(codes, wide, columns, sparse, cells, y, w, weighted, p, pct, top
     2026-11-28). F, E, leaf_of ... rest as CpuBackend._score passes them (F the last scored,
     unchanged since). (A compiled caller of grow_tree links grow_tree's code into its own and
     optimises it again: a machine's first fit compiled in 122 s before this kernel, 148 s
-    with it, one run each. numba's timers put this kernel's own part at about 20 s of a first
-    fit's 163 s; grow_tree inlined here instead, one function, compiled no faster: 162 and
-    173 s against 168 and 173, alternated new processes, 2026-11-28.)
+    with it, one run each. numba's compile events and timers put this kernel's own part at
+    12-20 s of a first fit's 163 s; grow_tree inlined here instead, one function, compiled no
+    faster: 162 and 173 s against 168 and 173, alternated new processes, 2026-11-28.)
 
     Tree t has allowed[t] as its features (allowed[0] for every tree where allowed has one
     row), its nodes in row t of the node arrays (the first n_nodes[t] entries, Tree's dtypes)

@@ -435,8 +435,8 @@ class CpuBackend(Backend):
 
         In one compiled call (kernels.grow_rounds) where grow_and_score would make one: the
         Python between trees, on caches the kernels had emptied, cost 0.37 ms a tree on
-        pendigits and 0.53 ms on letter (2026-11-28). A call grows at most rounds_at_once() trees, so that
-        a KeyboardInterrupt is answered within about ROUND_SECONDS."""
+        pendigits and 0.53 ms on letter (2026-11-28). A call grows at most rounds_at_once()
+        trees, so that a KeyboardInterrupt is answered within about ROUND_SECONDS."""
         n_rounds = max(1, min(int(n_rounds), self.rounds_at_once()))
         if not self._scores_in_kernel(F):
             trees, losses = [], []
