@@ -2,7 +2,8 @@
 
 profile_cpu.py times grow_tree's stages from inside (cycle counters around each stage), but
 a stage that runs in a two-thread region shows as one figure, its waits included. This script
-samples instead: it grows the tree after ``--trees`` many times in a child process, lets
+samples instead: it grows the tree after ``--trees`` many times in a child process (with
+``--fit``: whole fits of ``--trees`` trees, the scoring between trees included), lets
 ``perf record`` sample both threads, and names the samples' functions from a perf map
 (``/tmp/perf-PID.map``) that it writes from numba's compiled functions. numba's cache is off
 in the child (a temporary cache folder), so that every function is compiled in this process
@@ -12,10 +13,11 @@ and its address is known; the child's first tree compiles for about a minute.
 
 Prints each function's share of the samples per thread (the main thread first), with the
 functions that only wait grouped: ``libgomp`` (OpenMP's workers between parallel regions)
-and the parallel regions' own code (``parfor``: their barriers' spinning, and whatever numba
-inlined there). A function's figure includes what LLVM inlined into it. Needs ``perf``
-(Debian's linux-perf) and a kernel that lets this user sample its own processes; hardware
-counters are not needed (the software clock is sampled).
+and each parallel region's own code (``parfor of KERNEL``: its barriers' spinning, and what
+numba inlined there, such as the whole loop body of ``softmax_from_exponentials``). A
+function's figure includes what LLVM inlined into it. Needs ``perf`` (Debian's linux-perf)
+and a kernel that lets this user sample its own processes; hardware counters are not needed
+(the software clock is sampled).
 
 A development tool, like profile_cpu.py; the timed benchmark is bench_cpu.py.
 """
@@ -36,9 +38,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def child(dataset: str, trees: int, leaves: int, threads: int, seconds: float, ready: str) -> None:
+def child(dataset: str, trees: int, leaves: int, threads: int, seconds: float, ready: str, fit: bool) -> None:
     """Grow the tree after `trees` in a loop for `seconds`, after writing the perf map and
-    touching `ready`."""
+    touching `ready`; fit: whole fits of `trees` trees in the loop instead."""
     sys.path.insert(0, str(REPO))
     sys.path.insert(0, str(REPO / "benchmarks"))
     import numba
@@ -46,9 +48,17 @@ def child(dataset: str, trees: int, leaves: int, threads: int, seconds: float, r
     from gpuboost.backends import _numba_cpu as kernels
     from profile_cpu import grow_tree_arguments
 
-    arguments = grow_tree_arguments(dataset, trees, leaves, threads)[0]
+    arguments, Xtr, ytr = grow_tree_arguments(dataset, trees, leaves, threads)
     numba.set_num_threads(threads)
-    kernels.grow_tree(*arguments)
+    if fit:
+        from gpuboost import BoostClassifier
+
+        def step():
+            BoostClassifier(n_estimators=trees, max_leaves=leaves, n_jobs=threads).fit(Xtr, ytr)
+    else:
+        def step():
+            kernels.grow_tree(*arguments)
+    step()
     libraries = {}
 
     def walk(library):
@@ -57,11 +67,21 @@ def child(dataset: str, trees: int, leaves: int, threads: int, seconds: float, r
             for linked in getattr(library, "_linking_libraries", ()):
                 walk(linked)
 
+    regions = collections.defaultdict(set)  # a kernel: the parallel regions' functions linked into its code
     for name in dir(kernels):
         dispatcher = getattr(kernels, name)
         if isinstance(dispatcher, numba.core.registry.CPUDispatcher):
             for compiled in dispatcher.overloads.values():
                 walk(compiled.library)
+                for linked in getattr(compiled.library, "_linking_libraries", ()):
+                    try:
+                        functions = [f.name for f in linked._final_module.functions if not f.is_declaration]
+                    except Exception:
+                        continue
+                    regions[name].update(f for f in functions if "parfor_gufunc" in f)
+    owners = {}  # a region's function: the kernel with the fewest regions that links it (its own, not a caller)
+    for name in sorted(regions, key=lambda name: len(regions[name]), reverse=True):
+        owners.update(dict.fromkeys(regions[name], name))
     symbols = set()
     for library in libraries.values():
         try:
@@ -71,7 +91,7 @@ def child(dataset: str, trees: int, leaves: int, threads: int, seconds: float, r
         for function in functions:
             address = library._codegen._engine.get_function_address(function)
             if address:
-                symbols.add((address, function))
+                symbols.add((address, f"parfor_gufunc[{owners[function]}]" if function in owners else function))
     symbols = sorted(symbols)
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as out:
         for j, (address, function) in enumerate(symbols):
@@ -81,10 +101,12 @@ def child(dataset: str, trees: int, leaves: int, threads: int, seconds: float, r
     began = time.perf_counter()
     n = 0
     while time.perf_counter() - began < seconds:
-        kernels.grow_tree(*arguments)
+        step()
         n += 1
-    print(f"{dataset}: {n} trees in {seconds:.0f} s, {(time.perf_counter() - began) / n * 1e3:.3f} ms a tree "
-          f"({threads} threads, the tree after {trees})", flush=True)
+    per_tree = (time.perf_counter() - began) / n / (trees if fit else 1)
+    what = f"fits of {trees} trees" if fit else f"the tree after {trees}"
+    print(f"{dataset}: {n} loops in {seconds:.0f} s, {per_tree * 1e3:.3f} ms a tree ({threads} threads, {what})",
+          flush=True)
 
 
 def short_name(symbol: str, dso: str) -> str:
@@ -93,7 +115,8 @@ def short_name(symbol: str, dso: str) -> str:
     if "libgomp" in dso:
         return "libgomp (OpenMP workers waiting between regions)"
     if "parfor_gufunc" in symbol:
-        return "parfor (a region's own code: barrier waits, inlined work)"
+        owner = re.search(r"parfor_gufunc\[(\w+)\]", symbol)
+        return f"parfor of {owner.group(1) if owner else '?'} (the region's own code: its barriers' waits, inlined work)"
     found = re.search(r"_numba_cpu(\d+)(\w+?)B\d", symbol)
     if found:
         return found.group(2)[:int(found.group(1))]
@@ -108,11 +131,13 @@ def main() -> None:
     parser.add_argument("--leaves", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=12.0, help="seconds sampled")
     parser.add_argument("--top", type=int, default=14, help="functions listed per thread")
+    parser.add_argument("--fit", action="store_true",
+                        help="sample whole fits of --trees trees (the scoring and update too), not one tree")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--ready", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.dataset, args.trees, args.leaves, args.threads, args.seconds + 3.0, args.ready)
+        child(args.dataset, args.trees, args.leaves, args.threads, args.seconds + 3.0, args.ready, args.fit)
         return
     if shutil.which("perf") is None:
         raise SystemExit("perf_profile.py: needs Linux perf (Debian: apt install linux-perf)")
@@ -121,7 +146,8 @@ def main() -> None:
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "numba-cache"))
         proc = subprocess.Popen([sys.executable, __file__, args.dataset, "--threads", str(args.threads),
                                  "--trees", str(args.trees), "--leaves", str(args.leaves), "--seconds",
-                                 str(args.seconds), "--child", "--ready", str(ready)], env=env)
+                                 str(args.seconds), "--child", "--ready", str(ready)] + ["--fit"] * args.fit,
+                                env=env)
         while not ready.exists():
             if proc.poll() is not None:
                 raise SystemExit("perf_profile.py: the child process ended before its loop")
