@@ -19,7 +19,7 @@ from __future__ import annotations
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._numba_cache import ensure_cache
+from ._numba_cache import ensure_cache, lock_cache_files
 
 ensure_cache(__file__)
 
@@ -111,3 +111,6 @@ def bin_rows(X, lo, hi, edges, starts, counts, missing, out):
                         b = _step(b, half, edges[b + half], x)
                         n -= half
                     out[i, f] = _code(edges, first, b, x, missing)
+
+
+lock_cache_files(globals())  # (after the last kernel: saves and loads of the cache under its lock)

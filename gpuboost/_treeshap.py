@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._numba_cache import ensure_cache
+from ._numba_cache import ensure_cache, lock_cache_files
 
 ensure_cache(__file__)  # (before the first @njit(cache=True): see _numba_cache)
 
@@ -205,3 +205,6 @@ def ensemble_shap_serial(codes, missing_code, feature, bin_, missing_left, left,
     for i in range(codes.shape[0]):
         _row_shap(i, codes, missing_code, feature, bin_, missing_left, left, right, cover, values, classes,
                   n_changed, offsets, phi, levels, size, recip)
+
+
+lock_cache_files(globals())  # (after the last kernel: saves and loads of the cache under its lock)

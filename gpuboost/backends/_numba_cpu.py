@@ -34,7 +34,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
 
-from gpuboost._numba_cache import ensure_cache  # (absolute: the benchmarks and tests compile copies of this file)
+from gpuboost._numba_cache import ensure_cache, lock_cache_files  # (absolute: the benchmarks and tests compile copies of this file)
 
 ensure_cache(__file__)  # (before the first @njit(cache=True): where numba could not cache, none could be defined)
 
@@ -3792,3 +3792,6 @@ def _add_trees_rows(F, codes, missing_code, feature, bin_, missing_left, walk_le
                                             walk_right)
                 _add_leaf_step(F, i, at, leaf_start, classes, steps)
             i += 1
+
+
+lock_cache_files(globals())  # (after the last kernel: saves and loads of the cache under its lock)
