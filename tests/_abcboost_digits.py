@@ -1,8 +1,7 @@
 """Run by test_algorithms.test_abcboost_numbers_on_digits, in a new process started with the
 session (conftest's ``start_early``): ABCBoost's settings on scikit-learn's digits, with 1000
 bins, so that its fits compile the kernels for 16-bit codes (about 85-130 s on one core) beside
-the rest of the suite rather than in the suite's own process, on one thread (the same models
-as on two: a thread that waits at the kernels' barriers would spin beside the suite). The kernels go to numba's shared
+the rest of the suite rather than in the suite's own process. The kernels go to numba's shared
 cache (gpuboost saves its entries under a lock: see gpuboost/_numba_cache.py), where the
 suite's other tests of 16-bit codes find them.
 
@@ -23,6 +22,6 @@ if __name__ == "__main__":
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     for algorithm in ALGORITHMS:
         model = BoostClassifier(algorithm=algorithm, n_estimators=200, max_leaves=20, learning_rate=0.1,
-                                min_samples_leaf=10, max_bins=1000, leaf_clip=50.0, search=2, gap=5, n_jobs=1)
+                                min_samples_leaf=10, max_bins=1000, leaf_clip=50.0, search=2, gap=5)
         print(algorithm, int(np.sum(model.fit(X_train, y_train).predict(X_test) != y_test)), flush=True)
     print("OK")
