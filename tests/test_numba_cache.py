@@ -87,16 +87,17 @@ def test_a_load_waits_for_a_save_in_progress(tmp_path):
     load never sees an index entry whose data file is not written yet."""
     locked = _numba_cache._locked_class(caching.IndexDataCacheFile)
     writer, reader = (locked(str(tmp_path), "kernel-10.py311", ("stamp", 1)) for _ in range(2))
-    save_data = writer._save_data
+    save_data, writing = writer._save_data, threading.Event()
 
     def slow_save_data(name, data):
+        writing.set()  # (the writer holds the lock now)
         time.sleep(0.3)
         save_data(name, data)
 
     writer._save_data = slow_save_data
     thread = threading.Thread(target=writer.save, args=(("key", "cpu"), "machine code"))
     thread.start()
-    time.sleep(0.1)
+    assert writing.wait(5.0)
     assert reader.load(("key", "cpu")) == "machine code"
     thread.join()
 
