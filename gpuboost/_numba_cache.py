@@ -16,6 +16,7 @@ note): each kernels module calls it after its last kernel.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import tempfile
@@ -122,9 +123,11 @@ def _cache_lock(folder: str, exclusive: bool):
             handle.close()  # (closing the file releases its lock)
 
 
+@functools.cache
 def _locked_class(base):
     """numba's IndexDataCacheFile (``base``) with its save and load under the cache folder's
-    lock, and a save that writes the data file before the index that names it."""
+    lock, and a save that writes the data file before the index that names it (one class per
+    base, made once)."""
 
     class LockedIndexDataCacheFile(base):
         def save(self, key, data):
@@ -151,9 +154,6 @@ def _locked_class(base):
     return LockedIndexDataCacheFile
 
 
-_LOCKED = {}
-
-
 def lock_cache_files(namespace: dict) -> int:
     """Give every cached numba kernel in ``namespace`` (a module's globals) a cache file whose
     saves and loads hold the cache folder's lock. Returns how many it changed.
@@ -175,7 +175,7 @@ def lock_cache_files(namespace: dict) -> int:
         base = caching.IndexDataCacheFile
     except (ImportError, AttributeError):  # another numba: its own behaviour
         return changed
-    locked = _LOCKED.setdefault(base, _locked_class(base))
+    locked = _locked_class(base)
     for value in list(namespace.values()):
         cache_file = getattr(getattr(value, "_cache", None), "_cache_file", None)
         if type(cache_file) is base:
