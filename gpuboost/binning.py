@@ -14,7 +14,8 @@ are the midpoints between consecutive values, as scikit-learn does); otherwise t
 weighted quantiles, so that a row of weight 2 bins exactly as a duplicated row does.
 
 The codes fit ``uint8`` for ``max_bins <= 255`` (255 value bins plus the missing bin) and
-``uint16`` above.
+``uint16`` above. The training backends keep their own copy, in ``uint8`` wherever the value
+bins in use fit it (``backends.base.training_codes``).
 """
 
 from __future__ import annotations

@@ -1765,6 +1765,50 @@ def test_vector_algorithms_train_the_references_models(algorithm, multilabel, mo
 
 
 
+def test_backends_train_on_uint8_codes_wherever_the_bins_fit_them():
+    # max_bins above 255 bins in uint16 (its missing code is max_bins), but the backends move the
+    # missing values to n_bins: 255 value bins and the missing one fit uint8, 256 do not
+    from gpuboost.backends.base import training_codes
+
+    for n_bins, dtype in ((255, np.uint8), (256, np.uint16), (17, np.uint8)):
+        codes = np.array([[0, n_bins - 1], [1000, 3]], dtype=np.uint16)
+        for backend in (NumpyBackend, CpuBackend):
+            made = backend(codes, np.array([0, 1]), None, 2, n_bins=n_bins, missing_code=1000).codes
+            assert made.dtype == dtype and made.flags.c_contiguous, (backend, n_bins)
+            np.testing.assert_array_equal(made, [[0, n_bins - 1], [n_bins, 3]])
+    uint8 = np.array([[255, 4]], dtype=np.uint8)
+    assert training_codes(uint8, 5, 255).dtype == np.uint8 and training_codes(uint8, 5, 255).tolist() == [[5, 4]]
+
+
+@pytest.mark.slow
+def test_uint16_codes_train_the_references_model(monkeypatch):
+    # more than 255 bins: the compiled tree on uint16 codes (its histograms and partitions by
+    # halves too: from 40 rows a code, 2 x 4096 rows) builds the reference's model, and
+    # max_bins=1000 on data of 17 distinct values a feature builds max_bins=255's, on uint8 codes
+    from gpuboost import BoostClassifier
+
+    rng = np.random.default_rng(16)
+    n = 30_000
+    X = np.round(rng.normal(size=(n, 4)) * 40) / 40  # about 260-300 distinct values a feature
+    X[rng.random(X.shape) < 0.03] = np.nan
+    y = (np.nan_to_num(X[:, 0]) > 0).astype(int) + (np.nan_to_num(X[:, 1] * X[:, 2]) > 0.2) * 2
+    models = {}
+    for choice in ("numba", "numpy"):
+        monkeypatch.setenv("GPUBOOST_CPU_BACKEND", choice)
+        models[choice] = BoostClassifier(n_estimators=6, max_leaves=12, max_bins=400, n_jobs=2).fit(X, y)
+    assert models["numba"]._bin_mapper.n_bins_.max() > 255  # (uint16 codes in the backends)
+    root = models["numba"].trees_[0]  # (both children of the root histogrammed by halves)
+    assert min(root.n_samples[root.left[0]], root.n_samples[root.right[0]]) >= 40 * 265
+    for a, b in zip(models["numpy"].trees_, models["numba"].trees_, strict=True):
+        for field in ("feature", "bin", "pair", "missing_left", "left", "right", "n_samples", "value"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    np.testing.assert_array_equal(models["numba"].decision_function(X), models["numpy"].decision_function(X))
+    monkeypatch.setenv("GPUBOOST_CPU_BACKEND", "numba")
+    digits = np.floor(np.abs(X[:2000]) * 4) % 17
+    few = [BoostClassifier(n_estimators=4, max_leaves=8, max_bins=b).fit(digits, y[:2000]) for b in (255, 1000)]
+    np.testing.assert_array_equal(few[0].decision_function(digits), few[1].decision_function(digits))
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_sparse_only_data_trains_the_references_model(n_jobs, monkeypatch):
     # every feature sparse (no wide one): binary columns, a constant one (its one code is the

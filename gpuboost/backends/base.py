@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Backend", "SplitBatch", "N_CHANNELS", "GRAD", "HESS", "COUNT", "HALVES_ROWS", "hist_halves_rows",
-           "all_features", "root_rows", "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram",
+           "training_codes", "all_features", "root_rows", "sparse_features", "SPARSE_MAX_BYTES", "derived_histogram",
            "histograms_derivable", "DERIVE_MAX_BYTES"]
 
 #: The channels of a histogram and of node sums.
@@ -73,6 +73,21 @@ SPARSE_MAX_BYTES = 1 << 30
 
 #: sparse_features reads the codes' columns a block of about this many bytes at a time
 SPARSE_BLOCK_BYTES = 8 << 20
+
+
+def training_codes(codes: np.ndarray, n_bins: int, missing_code: int) -> np.ndarray:
+    """A backend's copy of the binned training data: missing values (``missing_code``) moved to
+    code ``n_bins``, after the value bins, in uint8 wherever the ``n_bins + 1`` codes fit it.
+
+    The binning's dtype follows ``max_bins`` (its missing code is ``max_bins``), but a backend
+    only needs its own codes: ``max_bins=1000`` (ABCBoost's default) on data whose features
+    have at most 255 distinct values trains on uint8 codes. The codes are the same numbers, so
+    the model is the same; they take half the memory, and the kernels are the ones that
+    ``max_bins <= 255`` uses (no second compilation for uint16 codes).
+    """
+    codes = np.asarray(codes)
+    dtype = np.dtype(np.uint8) if n_bins <= np.iinfo(np.uint8).max else codes.dtype
+    return np.ascontiguousarray(np.where(codes == missing_code, n_bins, codes).astype(dtype))
 
 
 def sparse_features(codes: np.ndarray, n_codes: int) -> np.ndarray:

@@ -24,7 +24,8 @@ from numba.core.dispatcher import Dispatcher
 from ..grower import split_thresholds
 from ..tree import Tree
 from . import _numba_cpu
-from .base import COUNT, N_CHANNELS, Backend, SplitBatch, all_features, label_losses, root_rows, sparse_features
+from .base import (COUNT, N_CHANNELS, Backend, SplitBatch, all_features, label_losses, root_rows, sparse_features,
+                   training_codes)
 from .numpy import NumpyBackend, fold_default_bins, sum_of_halves
 
 __all__ = ["CpuBackend", "CpuVectorBackend"]
@@ -173,8 +174,7 @@ class CpuBackend(Backend):
     name = "cpu"
 
     def __init__(self, codes, y, sample_weight, n_classes, n_bins, missing_code, n_threads=1):
-        codes = np.asarray(codes)
-        self.codes = np.ascontiguousarray(np.where(codes == missing_code, n_bins, codes).astype(codes.dtype))
+        self.codes = training_codes(codes, n_bins, missing_code)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.weighted = sample_weight is not None
         n = self.codes.shape[0]

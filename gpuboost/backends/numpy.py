@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import losses
 from .base import (COUNT, GRAD, HALVES_ROWS, HESS, N_CHANNELS, Backend, SplitBatch, hist_halves_rows, root_rows,
-                   sparse_features)
+                   sparse_features, training_codes)
 
 __all__ = ["NumpyBackend", "build_histogram", "fold_default_bins", "halved_histogram", "best_splits"]
 
@@ -225,7 +225,7 @@ class NumpyBackend(Backend):
             raise ValueError("link 'logistic' (multi-label K-LogitBoost) needs the label indicator matrix")
         self.link = link
         # Histograms are n_bins + 1 wide: the value bins in use, then the missing values.
-        self.codes = np.where(codes == missing_code, n_bins, codes).astype(codes.dtype)
+        self.codes = training_codes(codes, n_bins, missing_code)
         self.y = np.asarray(y, dtype=np.intp)
         self.weight = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         self.sample_weight = self.weight
