@@ -1804,9 +1804,11 @@ def test_uint16_codes_train_the_references_model(monkeypatch):
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
     np.testing.assert_array_equal(models["numba"].decision_function(X), models["numpy"].decision_function(X))
     monkeypatch.setenv("GPUBOOST_CPU_BACKEND", "numba")
-    digits = np.floor(np.abs(X[:2000]) * 4) % 17
-    few = [BoostClassifier(n_estimators=4, max_leaves=8, max_bins=b).fit(digits, y[:2000]) for b in (255, 1000)]
+    digits = np.floor(np.abs(X[:3000]) * 4) % 17  # (NaN stays NaN: missing values)
+    few = [BoostClassifier(n_estimators=4, max_leaves=8, max_bins=b).fit(
+        digits[:2000], y[:2000], eval_set=[(digits[2000:], y[2000:3000])]) for b in (255, 1000)]
     np.testing.assert_array_equal(few[0].decision_function(digits), few[1].decision_function(digits))
+    np.testing.assert_array_equal(few[0].eval_loss_[0], few[1].eval_loss_[0])
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
