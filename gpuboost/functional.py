@@ -30,7 +30,7 @@ rate
 stop_tolerance         tol                    2e-14
 search                 search                 2
 gap                    gap                    5
-n_threads              n_jobs                 all usable CPUs
+n_threads              n_jobs                 the CPUs the process may use
 device                 device                 "auto"
 save_prob              (test, predict)        0
 test_auc               (test)                 0

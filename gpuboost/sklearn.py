@@ -207,8 +207,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Show progress: a tqdm progress bar with the training loss and the first eval set's
         loss and errors, refreshed every ``verbose`` iterations (where tqdm is installed;
         otherwise a line every ``verbose`` iterations). 0: silent; True and False as 1 and 0.
-        A verbose fit also says when it first compiles the CPU kernels on a machine (1 to 2
-        minutes; numba caches them).
+        A verbose fit also says when it first compiles the CPU kernels on a machine (2 to 3
+        minutes on 2 cores; numba caches them).
     warm_start : bool, default=False
         When fitted already, ``fit`` keeps the trees and adds iterations up to
         ``n_estimators`` (on the same training data, with the same binning).
