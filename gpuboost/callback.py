@@ -2,8 +2,8 @@
 
 A callback sees the estimator being trained, whose ``trees_`` and ``train_loss_`` (and
 ``eval_loss_``, ``eval_error_``) hold the model built so far at every call, so it can save,
-print or inspect it. ``after_iteration`` returning True stops training (after that iteration:
-one tree for AOSO, K or K-1 for the K-tree family).
+print or inspect it. ``after_iteration`` returning True stops training (after that iteration's
+trees: ``gpuboost.algorithms.trees_per_iteration``).
 Callbacks are not saved in model files.
 
 ::
@@ -43,7 +43,9 @@ class Callback:
         """Called once, before the first new tree."""
 
     def after_iteration(self, model, iteration: int) -> bool:
-        """Called after each new iteration; ``iteration`` counts from 0. Return True to stop."""
+        """Called after each new iteration; ``iteration`` is the model's iteration index, from 0,
+        counting a continued model's (``init_model``, ``warm_start``) iterations too. Return True
+        to stop."""
         return False
 
     def after_training(self, model) -> None:
@@ -111,7 +113,8 @@ class EarlyStopping(Callback):
     When training ends, the model keeps the trees up to its best iteration (the one with the
     lowest eval loss; the first of equal ones), and ``best_iteration_`` (counting from 0) and
     ``best_score_`` are set on the estimator. ``BoostClassifier(early_stopping_rounds=N)``
-    adds one for the first eval set.
+    adds one that watches the first ``eval_set``, or the rows ``validation_fraction`` holds out
+    where it is set.
 
     Parameters
     ----------

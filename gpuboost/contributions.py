@@ -94,6 +94,8 @@ def contributions(trees, codes: np.ndarray, missing_code: int, n_classes: int, l
     missing_code : int, the code of missing values
     n_classes : int
     learning_rate : float, the factor of every tree's leaf vectors in the scores
+    n_threads : int, default=1, the threads the rows are shared among (the result does not
+        depend on it)
 
     Returns
     -------

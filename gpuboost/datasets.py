@@ -63,9 +63,10 @@ def make_poker_hands(
     n_samples : int, default=25010
         Number of hands (UCI's training file has 25010).
     random_state : int, numpy Generator or None
-    chunk_size : int
-        Hands drawn per step; bounds the temporary memory (about 420 bytes a hand), so that
-        ten million hands can be made on a small machine.
+    chunk_size : int, default=200_000
+        Hands drawn per step; bounds the draw's temporary memory (about 830 bytes a hand of a
+        step: 52 random keys and their argpartition's indices, 8 bytes each), so that ten
+        million hands can be made on a small machine.
 
     Returns
     -------
@@ -94,8 +95,8 @@ def load_data(source, label_column=None, split: str = "train", n_features=None, 
     y is one label per row, or, for multi-label data, an (n, L) indicator matrix of 0 and 1
     (what ``BoostClassifier.fit`` takes for multi-label learning).
 
-    ``source`` is a path, or a pair (X, y) of arrays: NumPy, pandas, scipy.sparse (an absent
-    entry is the value 0) or CuPy (copied to the host once). A file is read by its extension:
+    ``source`` is a path, or a pair (X, y) of arrays: NumPy, pandas, scipy.sparse (X, or a
+    multi-label y; an absent entry is the value 0) or CuPy (copied to the host once). A file is read by its extension:
 
     - ``.libsvm``, ``.svm``, ``.svmlight``, ``.txt``: LibSVM / SVMlight text (the format the
       papers' datasets are published in), sparse or dense, 0- or 1-based feature indices; an
@@ -115,7 +116,8 @@ def load_data(source, label_column=None, split: str = "train", n_features=None, 
       numbers, or is pandas' ``0,1,2,...``, or holds counting numbers and a name that its
       column does not repeat below); the label is the column ``label_column`` (a name, or an
       index from 0, negative from the end; default: a column named "label", "class", "target"
-      or "y" if the header has one, else the last column). Empty fields are missing.
+      or "y" if the header has one, else the last column). An empty feature field is a missing
+      value (NaN); an empty label field is an error.
     - ``.npz``: arrays ``X`` and ``y``, or ``X_train``/``y_train`` (``split="train"``) and
       ``X_test``/``y_test`` (``split="test"``), as in the benchmark data files; ``Y`` in place
       of ``y`` is a multi-label indicator matrix (as in ``yeast.npz``).
@@ -129,9 +131,9 @@ def _load_data(source, label_column=None, split="train", n_features=None, zero_b
     import os
 
     if isinstance(source, (tuple, list)) and len(source) == 2:
-        from ._validation import to_host
+        from ._validation import host_labels, to_host
 
-        X, y = (to_host(a) for a in source)
+        X, y = to_host(source[0]), host_labels(source[1])  # (y: a sparse indicator matrix densified)
         if hasattr(X, "toarray"):
             X = X.toarray()
         return np.asarray(X, dtype=np.float64), np.asarray(y), "auto"

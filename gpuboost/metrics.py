@@ -66,7 +66,7 @@ def _ranks(scores):
 
 def one_error(Y, scores) -> float:
     """Fraction of rows whose top-scored label is not one of their labels (ties: the first
-    label). Rows without labels are left out."""
+    label). Rows without labels are left out (0.0 where no row has a label)."""
     Y, scores = _check(Y, scores)
     rows = Y.any(axis=1)
     top = np.argmax(scores[rows], axis=1)

@@ -181,15 +181,17 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     pair_rule : {"eq33", "eq32"}, default="eq33"
         Class-pair selection: second order (eq 33, the paper's choice) or first order (eq 32).
     leaf_clip : float, default=5.0
-        Node values are clipped to [-leaf_clip, leaf_clip] (the AOSO authors' code uses 5).
+        Node values are clipped to [-leaf_clip, leaf_clip] (the AOSO authors' code uses 5), in
+        every algorithm but AdaBoost.MH, whose alpha the edge's cap bounds.
     tol : float, default=1e-16
         Training stops when the training loss falls to ``tol``: ``sum_i w_i (-log p_{i,y_i})`` for
-        the softmax family, K-LogitBoost's and AdaBoost.MH's own losses (``train_loss_``) for them.
+        the softmax family (multi-label: paper 004's ``sum_i w_i sum_k eta_ik (-log p_ik)``),
+        K-LogitBoost's and AdaBoost.MH's own losses (``train_loss_``) for them.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where to train. "cuda": an NVIDIA GPU (needs the ``cuda12`` or ``cuda13`` extra; AOSO
         only: other algorithms and multi-label y raise a ValueError with "cuda"); "auto": the
-        GPU when one is usable and the problem runs there (AOSO, at most 128 classes and
-        ``max_bins`` at most 4094), else the CPU. The estimator that trained on the GPU predicts
+        GPU when one is usable and the problem runs there (AOSO on single-label y, at most 128
+        classes, ``max_bins`` at most 4094 and at most 65535 features), else the CPU. The estimator that trained on the GPU predicts
         on the GPU when one is usable and on the CPU otherwise, with the same scores; a model
         loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
@@ -199,7 +201,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         scikit-learn's estimators take it; negative values count back from the CPUs (-1: all,
         -2: all but one), as in scikit-learn. The model does not depend on it: every sum runs in
         the same order whatever the number of threads.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int in [0, 2**32 - 1], numpy RandomState instance or None, default=None
         Draws the rows that ``validation_fraction`` holds out, ``subsample``'s rows and
         ``colsample_bytree``'s features (an int: the same draws at every fit). Nothing else is
         random: with none of them the model does not depend on it.
@@ -299,11 +301,12 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         K-tree family (for two classes: once, but LogitBoost's twice); the papers compare
         algorithms at equal numbers of trees.
     n_trial_trees_ : int
-        ABC only: trees grown for base-class candidates that were not kept (they cost time,
-        not model size).
+        Trees grown for ABC's base-class candidates that were not kept (they cost time, not
+        model size); 0 for the other algorithms. Not set on a model loaded from a file.
     train_loss_ : ndarray of shape (n_estimators_,)
         Training loss after each iteration: a sum over the rows (weighted), as the papers
-        report it, not a mean.
+        report it, not a mean (AdaBoost.MH's: its exponential loss under weights that sum to 1,
+        1 before the first tree).
     eval_loss_, eval_error_ : list of ndarray of shape (n_estimators_,)
         Loss (summed over the rows, as ``train_loss_``: divide by the number of rows, or by the
         sum of the weights for a weighted one, for the mean that ``sklearn.metrics.log_loss``
@@ -404,8 +407,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             array, a list of lists, or a scipy.sparse matrix, densified).
         sample_weight : array-like of shape (n_samples,) or float, default=None
             (A float: every row's weight.) Multiplies each row's gradient and Hessian (weight 2
-            acts as a duplicated row, up
-            to how rounding breaks exact ties: docs/algorithms.md, "Numerical conventions");
+            acts as a duplicated row in those sums and in the bin edges, up to how rounding
+            breaks exact ties: docs/algorithms.md, "Numerical conventions"; ``min_samples_leaf``,
+            ``subsample``, ``validation_fraction`` and ``"balanced"`` count rows, not weights);
             rows of weight 0 are left out of training, but still declare their classes (as in
             scikit-learn: ``classes_`` and ``predict_proba``'s columns come from all of y).
             Rows of two classes at least need a weight > 0; weights are finite, >= 0 and at most
@@ -456,7 +460,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         conversion to float64 and its sorts take seconds at ten million rows (most of the fit's
         start), on the GPU milliseconds. Without weights the GPU's edges and codes are the host's
         bit for bit (``BinMapper.fit``), so the model does not depend on the route. Smaller
-        arrays, weighted fits and pandas frames (their column names) are binned on the host.
+        arrays, pandas frames (their column names), fits with sample or class weights,
+        ``min_child_weight``, ``subsample`` or ``colsample_bytree`` below 1, a ``max_depth`` or
+        a 2-D y are binned on the host.
         """
         return (type(X) is np.ndarray and X.ndim == 2 and X.dtype.kind in "biuf" and X.size >= GPU_BINNING_VALUES
                 and sample_weight is None and self.class_weight is None and not self.min_child_weight > 0
@@ -1116,7 +1122,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes), float64 (``predict_proba`` is their softmax; the
+        ndarray of shape (n_samples, n_classes), float64 (``predict_proba`` is their softmax, but
+        for multi-label AdaBoost.MH and K-LogitBoost: see ``predict_proba``; the
         rows of AOSO, LogitBoost and the ABC algorithms sum to ~0); for two classes,
         as scikit-learn does, shape (n_samples,): ``F[:, 1] - F[:, 0]``, the log-odds of
         ``classes_[1]``. Multi-label models: shape (n_samples, n_labels), whatever the number

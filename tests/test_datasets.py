@@ -179,6 +179,19 @@ def test_multilabel_libsvm_and_npz(tmp_path):
     np.testing.assert_array_equal(load_data(tmp_path / "m.npz", split="test")[1], Yn)
 
 
+def test_arrays_are_loaded_with_a_sparse_x_or_a_sparse_indicator_matrix():
+    # a pair of arrays: a sparse X and a sparse multi-label y (an absent entry: 0) come back dense
+    import scipy.sparse
+
+    Y = np.array([[1, 0, 1], [0, 0, 0], [0, 1, 0]])
+    X, y = load_data((scipy.sparse.csr_matrix([[0.0, 2.0], [1.0, 0.0], [0.0, 0.0]]), scipy.sparse.csr_matrix(Y)))
+    np.testing.assert_array_equal(X, [[0, 2], [1, 0], [0, 0]])
+    assert X.dtype == np.float64 and y.shape == (3, 3)
+    np.testing.assert_array_equal(y, Y)
+    X, y = load_data((np.ones((2, 2)), [3, 4]))
+    np.testing.assert_array_equal(y, [3, 4])
+
+
 def test_csv_with_a_byte_order_mark_and_label_column_indices(tmp_path):
     # Excel's "CSV UTF-8" starts with a byte order mark, which must not hide the "label" header
     (tmp_path / "b.csv").write_bytes(b"\xef\xbb\xbflabel,a,b\n1,4,3\n0,1,1\n")
