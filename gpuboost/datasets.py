@@ -259,7 +259,7 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labe
         width = int(n_features)
     _check_dense(path, raw.shape[0], width, "its features", f"feature index {width - 1 + offset}")
     X = scipy.sparse.csr_matrix((raw.data, indices - offset, raw.indptr), shape=(raw.shape[0], width))
-    return X.toarray(), (y if y is None or y.ndim == 2 else _labels(y)), zero_based
+    return X.toarray(), (y if y is None or y.ndim == 2 else _labels(y, path)), zero_based
 
 
 def _svmlight_error(path, exc) -> ValueError:
@@ -356,8 +356,20 @@ def _check_dense(path, n_rows: int, width: int, what: str, largest: str) -> None
                           "file for an index or id out of place.")
 
 
-def _labels(y: np.ndarray) -> np.ndarray:
-    """Integer-valued float labels (LibSVM stores them as floats) as integers."""
+#: A file's labels are read as float64 numbers, whose integers are exact up to this magnitude:
+#: beyond it, two labels of the text can read as one number (9007199254740993 as ...992)
+EXACT_LABEL = 2.0 ** 53
+
+
+def _labels(y: np.ndarray, path) -> np.ndarray:
+    """Integer-valued float labels (LibSVM stores them as floats) as integers; labels that
+    float64 may not have read exactly are refused (their classes could merge silently)."""
+    far = np.flatnonzero(np.isfinite(y) & (np.abs(y) >= EXACT_LABEL))
+    if far.size:
+        raise ValueError(
+            f"{path}: the label {y[far[0]]:.17g} (data row {far[0] + 1}) is too large to be read exactly: labels are read "
+            "as float64 numbers, whose integers are exact below 2**53 = 9007199254740992, so that distinct "
+            "labels could merge. Number the classes 0, 1, 2, ... (or write them as names, in a CSV file).")
     return y.astype(np.int64) if np.all(np.mod(y, 1) == 0) else y
 
 
@@ -583,5 +595,5 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
         except ValueError as exc:
             raise ValueError(f"{path}, {where}: {exc}") from None
     if y.dtype.kind == "f":
-        y = _labels(y)
+        y = _labels(y, path)
     return _floats(path, header, body, lines, label_index), y, names

@@ -181,10 +181,12 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
             errors = int(np.sum(predicted_class(F) != y))
         auc = (_mean_auc(y.astype(bool) if multilabel else y, F, multilabel),) if with_auc else ()
         log.append((iteration, loss, errors, *auc, time.perf_counter() - started))
-    if F is None:
-        raise ValueError("the model has no trees")
+    if F is None:  # a model of no trees (its training stopped before the first: tol): F = 0
+        F = model._scores(X)
+        if F.shape[0] != y.shape[0]:
+            raise ValueError(f"Y has {y.shape[0]} labels but X has {F.shape[0]} rows; give one label per row of X.")
     labels, probability = _outputs(model, F)
-    result = {"prediction": labels, "testlog": np.array(log)}
+    result = {"prediction": labels, "testlog": np.array(log).reshape(len(log), 5 if with_auc else 4)}
     if save_prob:
         result["probability"] = probability
     if multilabel:

@@ -537,13 +537,9 @@ def load_into(estimator, path) -> None:
         if isinstance(seed, int) and not 0 <= seed < 2 ** 32:
             params["random_state"] = None  # (an earlier version took any int; the model does not depend on it)
         _check_loaded_params(params)
-        # the scores predict adds up stay finite (a file edited to learning_rate=1e308 would
-        # predict NaN): learning_rate x the trees' largest values, summed, is a bound on them
-        largest = sum(float(np.max(np.abs(t.value))) + (0.0 if t.vector is None else float(np.max(np.abs(t.vector))))
-                      for t in trees)
-        if not float(params["learning_rate"]) * largest < 1e300:
-            raise ModelFormatError(f"its scores would overflow: learning_rate {params['learning_rate']} times its "
-                                   f"trees' values ({largest:.3g} at most, summed) is beyond 1e300")
+        overflow = _scores_overflow(params["learning_rate"], trees)
+        if overflow:
+            raise ModelFormatError(overflow)
         from .algorithms import trees_per_iteration
 
         per = trees_per_iteration(params["algorithm"], len(classes))
@@ -590,6 +586,17 @@ def load_into(estimator, path) -> None:
     estimator._trained_with = trained_with(params)
 
 
+def _scores_overflow(learning_rate, trees) -> str | None:
+    """Why the scores predict adds up could overflow (a file edited to learning_rate=1e308 would
+    predict NaN), or None: learning_rate x the trees' largest values, summed, bounds them."""
+    largest = sum(float(np.max(np.abs(t.value))) + (0.0 if t.vector is None else float(np.max(np.abs(t.vector))))
+                  for t in trees)
+    if float(learning_rate) * largest < 1e300:
+        return None
+    return (f"its scores would overflow: learning_rate {learning_rate} times its trees' values ({largest:.3g} at "
+            "most, summed) is beyond 1e300")
+
+
 def _check_saved_params(estimator) -> None:
     """The parameters a model file would hold, checked as load_model checks them: set_params
     after fit can set a value that fit would refuse (n_estimators=0), and a file written with
@@ -600,6 +607,10 @@ def _check_saved_params(estimator) -> None:
     except ValueError as exc:
         raise ValueError(f"cannot save the model: {exc} Set a valid value (set_params) before saving; "
                          "nothing was written.") from None
+    overflow = _scores_overflow(params["learning_rate"], estimator.trees_)
+    if overflow:  # (load_model refuses such a file)
+        raise ValueError(f"cannot save the model: {overflow}. Train with a smaller learning_rate; nothing was "
+                         "written.")
     if isinstance(params.get("class_weight"), dict):  # its labels as a file holds them (_class_weight_from_pairs)
         for label in params["class_weight"]:
             plain = _plain(label)

@@ -285,3 +285,17 @@ def test_a_huge_feature_index_or_label_id_is_refused_before_allocating(tmp_path)
     (tmp_path / "o.libsvm").write_text("0 1:0.5 1000000000000:1\n1 2:0.25\n")
     with pytest.raises(ValueError, match=r"o.libsvm has a feature index too large to read"):
         load_data(tmp_path / "o.libsvm")
+
+
+def test_labels_beyond_float64s_exact_integers_are_refused(tmp_path):
+    # a file's labels are read as float64: 9007199254740993 would read as ...992 and merge with
+    # it (and 1e20 overflow int64), so such labels are refused, not renumbered
+    (tmp_path / "a.csv").write_text("x,label\n1,9007199254740991\n2,9007199254740993\n")
+    with pytest.raises(ValueError, match=r"a.csv: the label 9007199254740992 \(data row 2\) is too large to be read "
+                                         r"exactly.*Number the classes 0, 1, 2"):
+        load_data(tmp_path / "a.csv")
+    (tmp_path / "b.libsvm").write_text("1e20 1:1\n0 1:2\n")
+    with pytest.raises(ValueError, match=r"b.libsvm: the label 1e\+20 \(data row 1\) is too large"):
+        load_data(tmp_path / "b.libsvm")
+    (tmp_path / "c.libsvm").write_text("9007199254740991 1:1\n-9007199254740991 1:2\n")  # the largest exact ones
+    np.testing.assert_array_equal(load_data(tmp_path / "c.libsvm")[1], [2**53 - 1, -(2**53 - 1)])

@@ -189,6 +189,21 @@ def test_multi_label_models_predict_and_test_on_indicator_matrices(small, algori
         abcboost.test(Y[:10], X, model)
 
 
+@pytest.mark.parametrize("test_auc", [0, 1])
+def test_a_model_of_no_trees_is_tested(small, test_auc):
+    # training stopped before the first tree (its loss at or below stop_tolerance): test gives
+    # the model's predictions from F = 0 and a log of no rows, as predict does
+    X, y = small
+    model = abcboost.train(y, X, "robustlogit", 5, 8, 0.1, stop_tolerance=1e9)
+    assert model.trees_ == []
+    res = abcboost.test(y, X, model, save_prob=1, test_auc=test_auc)
+    assert res["testlog"].shape == (0, 5 if test_auc else 4)
+    np.testing.assert_array_equal(res["prediction"], abcboost.predict(X, model)["prediction"])
+    np.testing.assert_array_equal(res["probability"], model.predict_proba(X))
+    with pytest.raises(ValueError, match="Y has 10 labels but X has 60 rows"):
+        abcboost.test(y[:10], X, model)
+
+
 def test_predict_is_the_models_predict(small):
     X, y = small
     model = abcboost.train(np.array(["a", "b", "c"])[y], X, "aoso", 3, 4, 0.1)

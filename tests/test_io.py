@@ -708,3 +708,17 @@ def test_a_checkpoint_pickles_without_the_texts_of_an_interrupted_fit(small_mult
     assert pickle.loads(pickle.dumps(checkpoint))._tree_texts == {}
     assert copy.deepcopy(checkpoint)._tree_texts == {} and copy.deepcopy(checkpoint).path == checkpoint.path
     assert len(pickle.dumps(checkpoint)) < 400
+
+
+def test_a_model_whose_scores_would_overflow_is_refused_before_writing(small_multiclass, tmp_path):
+    """load_model refuses a file whose learning_rate times its trees' values passes 1e300 (its
+    scores would overflow): save refuses to write one, and the file there is kept."""
+    X, y = small_multiclass
+    BoostClassifier(n_estimators=3, max_leaves=4).fit(X, y).save_model(tmp_path / "m.json")
+    before = (tmp_path / "m.json").read_bytes()
+    with pytest.warns(Warning):  # (a fit at this rate diverges, and says so)
+        model = BoostClassifier(n_estimators=3, max_leaves=4, learning_rate=1e300).fit(X, y)
+    with pytest.raises(ValueError, match="cannot save the model: its scores would overflow: learning_rate 1e.300 "
+                                         ".*nothing was written"):
+        model.save_model(tmp_path / "m.json")
+    assert (tmp_path / "m.json").read_bytes() == before
