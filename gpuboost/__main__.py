@@ -25,6 +25,8 @@ what), 2 for a command-line usage error.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 import warnings
@@ -82,7 +84,27 @@ def _n_labels(y):
     return y.shape[1] if np.ndim(y) == 2 and np.shape(y)[1] > 1 else None
 
 
+def _is_stdout(path) -> bool:
+    """Whether path is this process's standard output (-o /dev/stdout, or a path to what stdout
+    was redirected to)."""
+    try:
+        here, out = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):  # (no such path yet; a stdout without a descriptor)
+        return False
+    return (here.st_dev, here.st_ino) == (out.st_dev, out.st_ino)
+
+
 def _train(args) -> int:
+    """train; where the model goes to standard output (-o /dev/stdout), what it says (and what
+    the fit prints: compilation, progress lines) goes to standard error, so that the output is
+    the model file alone."""
+    if _is_stdout(args.output):
+        with contextlib.redirect_stdout(sys.stderr):
+            return _train_and_save(args)
+    return _train_and_save(args)
+
+
+def _train_and_save(args) -> int:
     from . import BoostClassifier
     from .io import check_writable
 

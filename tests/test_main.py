@@ -647,6 +647,23 @@ def test_outputs_are_written_through_symbolic_links(tmp_path):
     assert saved_link.is_symlink() and load_model(saved).n_estimators == 3
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_a_model_trained_to_standard_output_is_the_model_file_alone(tmp_path):
+    """train -o /dev/stdout printed its lines ("training aoso on ...", "model saved to ...")
+    into the model's JSON: they go to standard error there, the output loads as a model."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    np.savez(tmp_path / "d.npz", X=X, y=(X[:, 0] > 0).astype(int))
+    command = [sys.executable, "-m", "gpuboost", "train", str(tmp_path / "d.npz"), "-o", "/proc/self/fd/1",
+               "--n-estimators", "3", "--verbose", "1"]
+    with open(tmp_path / "m.json", "w") as out:
+        result = subprocess.run(command, stdout=out, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert result.returncode == 0, result.stderr
+    assert "training aoso on" in result.stderr and "model saved to /proc/self/fd/1" in result.stderr
+    assert load_model(tmp_path / "m.json").n_estimators_ == 3
+
+
 def test_evaluate_names_an_npz_file_whose_rows_and_labels_differ(tmp_path, capsys):
     """X and y of different lengths in an .npz file were numpy's 'operands could not be
     broadcast together'."""
