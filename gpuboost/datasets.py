@@ -230,7 +230,7 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labe
         zero_based = bool(zero_based)
     multilabel = _has_label_sets(path)
     try:
-        raw, y = load_svmlight_file(path, zero_based=True, multilabel=multilabel)  # indices as written
+        raw, y = load_svmlight_file(_without_bom(path), zero_based=True, multilabel=multilabel)  # indices as written
     except ValueError as exc:
         raise _svmlight_error(path, exc) from None
     except OverflowError:
@@ -270,8 +270,13 @@ def _svmlight_error(path, exc) -> ValueError:
         if f.read(2) == b"\x1f\x8b":
             return ValueError(f"{path} is gzip-compressed; decompress it first (gunzip).")
         f.seek(0)
+        start = f.read(1 << 16)
+        if b"\r" in start.rstrip(b"\r") and b"\n" not in start:
+            return ValueError(f"{path} ends its lines with a carriage return alone (classic Mac OS text); convert "
+                              "them to newlines (for example: tr '\\r' '\\n').")
+        f.seek(0)
         for number, line in enumerate(f, start=1):
-            problem = _svmlight_line_problem(line)
+            problem = _svmlight_line_problem(line[3:] if number == 1 and line.startswith(b"\xef\xbb\xbf") else line)
             if problem:
                 return ValueError(f"{path}, line {number}: {problem}; a LibSVM line is 'label index:value ...' "
                                   "(labels and values numbers, indices increasing integers).")
@@ -300,6 +305,18 @@ def _svmlight_line_problem(line: bytes):
             return f"feature index {int(index)} follows index {previous} (the indices of a line must increase)"
         previous = int(index)
     return None
+
+
+def _without_bom(path):
+    """path, or where the file starts with a UTF-8 byte order mark (as Notepad and Excel write;
+    CSV files are read past one too), its bytes after the mark: scikit-learn's reader took the
+    mark for part of the first label."""
+    import io
+
+    with open(path, "rb") as f:
+        if f.read(3) != b"\xef\xbb\xbf":
+            return path
+        return io.BytesIO(f.read())
 
 
 def _has_label_sets(path) -> bool:

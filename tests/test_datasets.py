@@ -299,3 +299,18 @@ def test_labels_beyond_float64s_exact_integers_are_refused(tmp_path):
         load_data(tmp_path / "b.libsvm")
     (tmp_path / "c.libsvm").write_text("9007199254740991 1:1\n-9007199254740991 1:2\n")  # the largest exact ones
     np.testing.assert_array_equal(load_data(tmp_path / "c.libsvm")[1], [2**53 - 1, -(2**53 - 1)])
+
+
+def test_a_libsvm_file_with_a_byte_order_mark(tmp_path):
+    # as a CSV file: the mark (Notepad's, Excel's) is not part of the first label ("'\ufeff1' is not a number")
+    (tmp_path / "a.libsvm").write_bytes(b"\xef\xbb\xbf1 1:0.5 2:1\n0 1:0.2\n")
+    X, y = load_data(tmp_path / "a.libsvm")
+    np.testing.assert_array_equal(X, [[0.5, 1], [0.2, 0]])
+    np.testing.assert_array_equal(y, [1, 0])
+    np.testing.assert_array_equal(load_features(tmp_path / "a.libsvm"), X)
+    (tmp_path / "b.libsvm").write_bytes(b"\xef\xbb\xbf1 1:x\n")  # a bad field on the first line: named as it is
+    with pytest.raises(ValueError, match=r"b.libsvm, line 1: '1:x' is not index:value"):
+        load_data(tmp_path / "b.libsvm")
+    (tmp_path / "c.libsvm").write_bytes(b"1 1:0.5\r0 1:0.2\r")  # classic Mac OS line ends: one line of fields
+    with pytest.raises(ValueError, match="c.libsvm ends its lines with a carriage return alone"):
+        load_data(tmp_path / "c.libsvm")
