@@ -597,7 +597,10 @@ def _count_labels(y: np.ndarray):
 
 
 def check_weight(sample_weight, n_rows: int):
-    """sample_weight as float64 (n_rows,), or None; finite, >= 0, not all 0."""
+    """sample_weight as float64 (n_rows,), C-contiguous and writable (a copy where it was not:
+    numba compiles its kernels again for a read-only array, minutes on a first fit, and a pandas
+    Series' values are read-only under pandas' copy-on-write), or None; finite, >= 0, not all
+    0."""
     if sample_weight is None:
         return None
     if isinstance(sample_weight, np.ma.MaskedArray) and np.ma.getmaskarray(sample_weight).any():
@@ -633,7 +636,7 @@ def check_weight(sample_weight, n_rows: int):
             "and their squares would overflow. Divide the weights by a constant (their maximum, say): the model "
             "depends only on their ratios, up to rounding (tol bounds the weighted loss: scale it alike)."
         )
-    return w
+    return np.require(w, requirements=["C", "W"])
 
 
 def _check_class_weight(class_weight) -> None:

@@ -146,6 +146,29 @@ def test_zero_weight_rows_do_not_count():
     assert a.score(X[:50], y[:50]) > 0.9  # the flipped rows were ignored
 
 
+@pytest.mark.parametrize("algorithm", ["aoso", "mart", "klogitboost"])
+def test_read_only_weights_train_with_the_same_kernels(algorithm):
+    """A read-only sample_weight (a pandas Series' values under copy-on-write, an np.load
+    memory map) reached the compiled kernels as it was: numba compiled them again for a
+    read-only array (minutes on a machine's first such fit). The weights are a writable copy,
+    the kernels' argument types those of a writable array, the model the same."""
+    from gpuboost.backends import _numba_cpu as kernels
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    w = rng.uniform(0.5, 2.0, size=300)
+    params = dict(algorithm=algorithm, n_estimators=4, max_leaves=5)
+    kernel = {"aoso": kernels.grow_rounds, "mart": kernels.grow_tree}.get(algorithm, kernels.vector_histogram_rows)
+    writable = BoostClassifier(**params).fit(X, y, sample_weight=w)
+    before = set(kernel.signatures)
+    read_only = w.copy()
+    read_only.flags.writeable = False
+    model = BoostClassifier(**params).fit(X, y, sample_weight=read_only)
+    assert set(kernel.signatures) == before
+    np.testing.assert_array_equal(model.decision_function(X), writable.decision_function(X))
+
+
 def test_pandas_feature_names():
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(6)
