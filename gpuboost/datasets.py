@@ -585,6 +585,10 @@ def _load_csv(path, label_column, labelled=True, n_features=None, names=None, cl
     else:
         label_index = _label_index(path, header, width, label_column)
     names = None if header is None else [name for j, name in enumerate(header) if j != label_index]
+    twice = [] if names is None else [name for name in dict.fromkeys(names) if names.count(name) > 1]
+    if twice:  # (as BoostClassifier refuses a DataFrame's: a model matches the columns by name)
+        raise ValueError(f"{path}: its header names more than one feature column {twice[0]!r}; a model matches the "
+                         "columns of the files it predicts on by name, so every column needs its own. Rename them.")
     if not labelled:
         return _floats(path, header, body, lines, label_index), None, names
     texts = [r[label_index].strip() for r in body]

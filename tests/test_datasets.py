@@ -314,3 +314,11 @@ def test_a_libsvm_file_with_a_byte_order_mark(tmp_path):
     (tmp_path / "c.libsvm").write_bytes(b"1 1:0.5\r0 1:0.2\r")  # classic Mac OS line ends: one line of fields
     with pytest.raises(ValueError, match="c.libsvm ends its lines with a carriage return alone"):
         load_data(tmp_path / "c.libsvm")
+
+
+def test_a_csv_header_naming_two_feature_columns_alike_is_refused(tmp_path):
+    # (as BoostClassifier refuses a DataFrame's; the command line trained on it, then could not
+    # match a file's columns: "missing [], not in the model []")
+    (tmp_path / "a.csv").write_text("a,a,b,label\n1,2,3,0\n4,5,6,1\n")
+    with pytest.raises(ValueError, match="a.csv: its header names more than one feature column 'a'"):
+        load_data(tmp_path / "a.csv")
