@@ -501,7 +501,12 @@ def _labels_1d(y) -> np.ndarray:
             f"y has {rows.size} missing labels (NaN or None), at rows {rows[:5].tolist()}"
             f"{' ...' if rows.size > 5 else ''}; drop those rows or give them a class."
         )
-    return _object_labels(y) if y.dtype.kind == "O" else y
+    y = _object_labels(y) if y.dtype.kind == "O" else y
+    if y.dtype.kind == "f" and np.isinf(y).any():  # (scikit-learn's message named X's infinities)
+        rows = np.flatnonzero(np.isinf(y))
+        raise ValueError(f"y has {rows.size} infinite labels, at rows {rows[:5].tolist()}"
+                         f"{' ...' if rows.size > 5 else ''}; a class label is a finite number or a string.")
+    return y
 
 
 def _object_labels(y: np.ndarray) -> np.ndarray:
@@ -555,6 +560,12 @@ def encode_labels(y):
         classes, codes = counted
         _check_n_classes(classes)
         return classes, codes
+    if y.dtype.kind == "f" and y.size and (y.max() >= 2.0 ** 63 or y.min() < -2.0 ** 63) and np.all(np.mod(y, 1) == 0):
+        # whole numbers beyond int64: scikit-learn's type_of_target (and so its metrics, score's
+        # accuracy among them) casts them to int64, which overflows ("continuous", with a warning)
+        raise ValueError(f"y holds whole-number labels up to {np.abs(y).max():.6g} in magnitude, beyond int64, which "
+                         "scikit-learn's metrics cannot take as classes; give the labels as strings (y.astype(str)) "
+                         "or number the classes 0, 1, 2, ...")
     kind = type_of_target(y)
     if kind == "continuous":
         raise ValueError(

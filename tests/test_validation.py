@@ -104,6 +104,8 @@ CASES = {
     "y with one class only": lambda: small().fit(X, np.zeros(20)),
     "y of Python integers beyond 64 bits": lambda: small().fit(X, np.array([0, 1, 2**70, 3] * 5, dtype=object)),
     "y with a NaN label": lambda: small().fit(X, np.where(np.arange(20) == 3, np.nan, y)),
+    "y with an infinite label": lambda: small().fit(X, np.where(np.arange(20) == 4, np.inf, y)),
+    "y of whole-number floats beyond int64": lambda: small().fit(X, np.array([0.0, 1.0, 1e20])[y]),
     "y with a None label": lambda: small().fit(X, np.array([None] + ["a", "b"] * 9 + ["a"], dtype=object)),
     "y a masked array with a masked label (a masked entry is a missing label)": lambda: small().fit(
         X, np.ma.masked_array(y, mask=np.arange(20) == 5)),
