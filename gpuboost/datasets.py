@@ -228,7 +228,13 @@ def _load_svmlight(path, n_features=None, zero_based="auto", n_labels=None, labe
         raise ValueError(f'zero_based must be True, False or "auto", got {zero_based!r}.')
     if zero_based != "auto":
         zero_based = bool(zero_based)
-    multilabel = _has_label_sets(path)
+    multilabel, unlabelled = _has_label_sets(path)
+    if labelled and unlabelled is not None:
+        import warnings
+
+        warnings.warn(f"{path}: line {unlabelled} has no label (it starts with a feature), so the file is read as "
+                      "multi-label data, whose lines list their labels (comma-separated; none: an empty set). If "
+                      "it holds one label per line, give that line its label or drop it.", UserWarning, stacklevel=4)
     try:
         raw, y = load_svmlight_file(_without_bom(path), zero_based=True, multilabel=multilabel)  # indices as written
     except ValueError as exc:
@@ -319,18 +325,26 @@ def _without_bom(path):
         return io.BytesIO(f.read())
 
 
-def _has_label_sets(path) -> bool:
-    """Whether a LibSVM file is multi-label: a row's label field holds a comma, or is empty
-    (the line starts with a feature, ``index:value``)."""
+def _has_label_sets(path) -> tuple:
+    """(whether a LibSVM file is multi-label: a row's label field holds a comma, or is empty
+    (the line starts with a feature, ``index:value``); the number of the first line without a
+    label where other lines have one and no label field holds a comma, else None: the file is
+    then multi-label only by its empty label sets, which a single-label file with a line's label
+    left out also has)."""
+    empty, labels = None, False
     with open(path, "rb") as f:
-        for line in f:
+        for number, line in enumerate(f, start=1):
             line = line.split(b"#", 1)[0]
             if not line.strip():
                 continue
             first = line.split(None, 1)[0]
-            if b"," in first or b":" in first:
-                return True
-    return False
+            if b"," in first:
+                return True, None
+            if b":" not in first:
+                labels = True
+            elif empty is None:
+                empty = number
+    return empty is not None, empty if labels else None
 
 
 def _label_sets(path, sets, n_labels=None) -> np.ndarray:

@@ -2,6 +2,7 @@
 loaders: a test file is read with its training file's width and base; bad CSV files are clear errors."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -322,3 +323,17 @@ def test_a_csv_header_naming_two_feature_columns_alike_is_refused(tmp_path):
     (tmp_path / "a.csv").write_text("a,a,b,label\n1,2,3,0\n4,5,6,1\n")
     with pytest.raises(ValueError, match="a.csv: its header names more than one feature column 'a'"):
         load_data(tmp_path / "a.csv")
+
+
+def test_a_single_label_libsvm_file_with_a_line_left_unlabelled_is_read_as_multi_label_with_a_warning(tmp_path):
+    # an empty label field is an empty label set (the multi-label format): a file without commas is
+    # read so only by it, which a single-label file with one label left out also looks like
+    (tmp_path / "a.libsvm").write_text("0 1:1\n1 1:2\n 1:3\n2 1:4\n")
+    with pytest.warns(UserWarning, match=r"a.libsvm: line 3 has no label .* read as multi-label data"):
+        X, Y = load_data(tmp_path / "a.libsvm")
+    np.testing.assert_array_equal(Y, [[1, 0, 0], [0, 1, 0], [0, 0, 0], [0, 0, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (tmp_path / "b.libsvm").write_text("0,2 1:1\n 1:3\n")  # a comma: multi-label as written
+        assert load_data(tmp_path / "b.libsvm")[1].shape == (2, 3)
+        load_features(tmp_path / "a.libsvm")  # (no labels read)
