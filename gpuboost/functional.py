@@ -101,9 +101,15 @@ def _check_prediction_keys(params: dict) -> None:
         raise ValueError(f"n_threads must be None or a non-zero integer, got {n_threads!r}.")
     if "device" in params and not (isinstance(params["device"], str) and params["device"] in DEVICES):
         raise ValueError(f"device must be one of {DEVICES}, got {params['device']!r}.")
-    if "test_auc" in params and not (isinstance(params["test_auc"], (numbers.Integral, np.bool_))
-                                     and params["test_auc"] in (0, 1)):
-        raise ValueError(f"test_auc must be 0 or 1, got {params['test_auc']!r}.")
+    if "test_auc" in params:
+        _check_flag("test_auc", params["test_auc"])
+
+
+def _check_flag(name: str, value) -> None:
+    """An ABCBoost flag (test_auc, save_prob): 0 or 1 (or a bool), so that "0" or 2 is not
+    silently taken as on."""
+    if not (isinstance(value, (numbers.Integral, np.bool_)) and value in (0, 1)):
+        raise ValueError(f"{name} must be 0 or 1, got {value!r}.")
 
 
 def train(Y, X, model_name: str = "robustlogit", iter: int = 1000, leaves: int = 20, shrinkage: float = 0.1,
@@ -163,6 +169,7 @@ def test(Y, X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     labels as ``predict_proba`` does without the ties of probabilities that round to 1).
     """
     _check_prediction_keys(params)
+    _check_flag("save_prob", save_prob)
     _check_model(model)
     with_auc = bool(params.get("test_auc", 0))
     multilabel = getattr(model, "multilabel_", False)
@@ -205,6 +212,7 @@ def predict(X, model: BoostClassifier, save_prob: int = 0, **params) -> dict:
     ``predict`` and ``predict_proba`` give (for a multi-label model, its indicator matrix and
     per-label scores)."""
     _check_prediction_keys(params)
+    _check_flag("save_prob", save_prob)
     _check_model(model)
     labels, probability = _outputs(model, model._scores(X))
     return {"prediction": labels, "probability": probability} if save_prob else {"prediction": labels}

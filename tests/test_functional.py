@@ -49,6 +49,12 @@ def test_the_abcboost_readme_calls_run(digits):
     np.testing.assert_array_equal(res["prediction"], model.predict(X_test))
     with pytest.raises(ValueError, match="test_auc must be 0 or 1, got 2"):
         abcboost.test(Y_test, X_test, model, test_auc=2)
+    for call in (lambda v: abcboost.test(Y_test, X_test, model, save_prob=v),
+                 lambda v: abcboost.predict(X_test, model, save_prob=v)):
+        for value in ("0", 2):  # ("0" was taken as on)
+            with pytest.raises(ValueError, match=f"save_prob must be 0 or 1, got {value!r}"):
+                call(value)
+        assert "probability" in call(True) and "probability" not in call(np.bool_(False))
 
 
 def _brute_force_auc(positive, score):
