@@ -557,7 +557,11 @@ def _label_index(path, header, width, label_column) -> int:
         names = [n.lower() for n in header] if header else []
         label_index = next((names.index(n) for n in ("label", "class", "target", "y") if n in names), width - 1)
     elif isinstance(label_column, str) and not label_column.lstrip("-").isdigit():
-        if not header or label_column not in header:
+        if not header:
+            raise ValueError(f"{path}: no column named {label_column!r}: the file has no header line of column "
+                             f"names (its first line is data); give the label column's index (0 .. {width - 1}, "
+                             "or -1 for the last), or add a header line.")
+        if label_column not in header:
             raise ValueError(f"{path}: no column named {label_column!r} (columns: {header}).")
         label_index = header.index(label_column)
     elif isinstance(label_column, (str, int, np.integer)) and not isinstance(label_column, bool):

@@ -235,6 +235,9 @@ def check_writable(path, what: str = "the model") -> str:
                                     "create it first.")
     directory = os.path.dirname(target)
     if os.path.exists(target) and not os.access(target, os.W_OK):
+        if _read_only_file_system(directory):  # (access says no there too, whatever the file's mode)
+            raise PermissionError(f"cannot save {what} to {path!r}: its file system is mounted read-only; give a "
+                                  "path on a writable one.")
         raise PermissionError(f"cannot save {what} to {path!r}: the file is read-only; make it writable "
                               "(chmod u+w) to replace it, or give another path.")
     fd, probe = _new_file(directory, f"cannot save {what} to {path!r}")
@@ -373,6 +376,14 @@ def _written_intact(text: str, checksum) -> bool:
     another tool or with its keys in another order, is checked from its content)."""
     end = _CHECKSUM_END.search(text, max(0, len(text) - 200))
     return end is not None and end.group(1) == checksum and _text_checksum(text[:end.start()] + "}") == checksum
+
+
+def _read_only_file_system(directory) -> bool:
+    """Whether directory is on a file system mounted read-only (False where that cannot be told)."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # (no statvfs: Windows)
+        return False
 
 
 def _new_file(directory, action: str) -> tuple[int, str]:

@@ -337,3 +337,10 @@ def test_a_single_label_libsvm_file_with_a_line_left_unlabelled_is_read_as_multi
         (tmp_path / "b.libsvm").write_text("0,2 1:1\n 1:3\n")  # a comma: multi-label as written
         assert load_data(tmp_path / "b.libsvm")[1].shape == (2, 3)
         load_features(tmp_path / "a.libsvm")  # (no labels read)
+
+
+def test_a_label_column_name_for_a_csv_file_without_a_header(tmp_path):
+    (tmp_path / "a.csv").write_text("1,2,0\n3,4,1\n")  # ("(columns: None)" said nothing of why)
+    with pytest.raises(ValueError, match=r"a.csv: no column named 'label': the file has no header line of column "
+                                         r"names .* index \(0 .. 2, or -1 for the last\)"):
+        load_data(tmp_path / "a.csv", label_column="label")

@@ -722,3 +722,21 @@ def test_a_model_whose_scores_would_overflow_is_refused_before_writing(small_mul
                                          ".*nothing was written"):
         model.save_model(tmp_path / "m.json")
     assert (tmp_path / "m.json").read_bytes() == before
+
+
+def test_a_model_file_on_a_read_only_file_system_is_named_so(fitted, tmp_path, monkeypatch):
+    # os.access refuses every file there, whatever its mode: "make it writable (chmod u+w)" was no help
+    import os
+    import types
+
+    from gpuboost import io as gio
+
+    fitted = fitted[0]
+    fitted.save_model(tmp_path / "m.json")
+    monkeypatch.setattr(gio.os, "access", lambda path, mode: False)
+    monkeypatch.setattr(gio.os, "statvfs", lambda path: types.SimpleNamespace(f_flag=os.ST_RDONLY))
+    with pytest.raises(PermissionError, match="its file system is mounted read-only; give a path on a writable one"):
+        fitted.save_model(tmp_path / "m.json")
+    monkeypatch.setattr(gio.os, "statvfs", lambda path: types.SimpleNamespace(f_flag=0))
+    with pytest.raises(PermissionError, match=r"the file is read-only; make it writable \(chmod u\+w\)"):
+        fitted.save_model(tmp_path / "m.json")
