@@ -301,9 +301,11 @@ def _svmlight_line_problem(line: bytes):
             return f"the label {show(fields[0])} is not a number (or numbers separated by commas)"
         fields = fields[1:]
     previous = -1
-    for field in fields:
+    for at, field in enumerate(fields):
         index, _, value = field.partition(b":")
         if index == b"qid":
+            if at > 0:
+                return f"{show(field)} follows a feature: SVMlight's query id comes right after the label"
             continue
         if not (index.strip().isdigit() and _is_number(value)):
             return f"{show(field)} is not index:value (an integer index >= 0, a number)"

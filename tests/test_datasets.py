@@ -344,3 +344,13 @@ def test_a_label_column_name_for_a_csv_file_without_a_header(tmp_path):
     with pytest.raises(ValueError, match=r"a.csv: no column named 'label': the file has no header line of column "
                                          r"names .* index \(0 .. 2, or -1 for the last\)"):
         load_data(tmp_path / "a.csv", label_column="label")
+
+
+def test_a_query_id_after_the_features_is_named(tmp_path):
+    # SVMlight's qid: comes right after the label (read there); after a feature the reader said
+    # only "invalid literal for int() with base 10: b'qid'"
+    (tmp_path / "a.libsvm").write_text("1 qid:3 1:0.5\n0 qid:3 1:0.2\n")
+    np.testing.assert_array_equal(load_data(tmp_path / "a.libsvm")[0], [[0.5], [0.2]])
+    (tmp_path / "b.libsvm").write_text("1 qid:3 1:0.5\n0 1:0.2 qid:3\n")
+    with pytest.raises(ValueError, match="b.libsvm, line 2: 'qid:3' follows a feature"):
+        load_data(tmp_path / "b.libsvm")
