@@ -84,6 +84,21 @@ def _n_labels(y):
     return y.shape[1] if np.ndim(y) == 2 and np.shape(y)[1] > 1 else None
 
 
+def _at_least(low: int):
+    """An argparse type: an integer of at least low (argparse names the flag in its message)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer of at least {low}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
 def _is_stdout(path) -> bool:
     """Whether path is this process's standard output (-o /dev/stdout, or a path to what stdout
     was redirected to)."""
@@ -464,13 +479,13 @@ def main(argv=None) -> int:
     bench.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments (see gpuboost bench SCRIPT --help)")
 
     demo = commands.add_parser("demo", help="train and evaluate on generated poker hands (no download)")
-    demo.add_argument("--n-train", type=int, default=25010, help="training hands (default: 25010)")
-    demo.add_argument("--n-test", type=int, default=50000, help="test hands (default: 50000)")
+    demo.add_argument("--n-train", type=_at_least(1), default=25010, help="training hands (default: 25010)")
+    demo.add_argument("--n-test", type=_at_least(1), default=50000, help="test hands (default: 50000)")
     demo.add_argument("--n-estimators", type=int, default=300, help="boosting iterations (default: 300)")
     demo.add_argument("--max-leaves", type=int, default=20, help="leaves per tree, J (default: 20)")
     demo.add_argument("--learning-rate", type=float, default=0.1, help="shrinkage (default: 0.1)")
     demo.add_argument("--device", default="auto", choices=_choices("device"))
-    demo.add_argument("--seed", type=int, default=0, help="seed of the generated data (default: 0)")
+    demo.add_argument("--seed", type=_at_least(0), default=0, help="seed of the generated data (default: 0)")
     demo.add_argument("--verbose", type=int, default=50, help="print the loss every N iterations")
 
     args = parser.parse_args(argv)

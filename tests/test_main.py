@@ -34,6 +34,17 @@ def test_bad_arguments_exit_without_a_traceback():
     assert result.returncode == 2 and "usage" in result.stderr
 
 
+@pytest.mark.parametrize("flag, value, message", [
+    ("--seed", "-1", "argument --seed: expected an integer of at least 0, got -1"),
+    ("--n-train", "0", "argument --n-train: expected an integer of at least 1, got 0"),
+    ("--n-test", "x", "argument --n-test: expected an integer, got 'x'")])
+def test_demo_flags_are_named_in_their_errors(flag, value, message, capsys):
+    # ("expected non-negative integer" and "n_samples must be ..." named no flag)
+    with pytest.raises(SystemExit) as exit:
+        main(["demo", flag, value])
+    assert exit.value.code == 2 and message in capsys.readouterr().err
+
+
 @pytest.fixture
 def libsvm_files(tmp_path):
     from sklearn.datasets import dump_svmlight_file, load_digits
