@@ -547,8 +547,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
                 # the softmax family's target eta = 1/|S_i| is undefined without labels (AdaBoost.MH
                 # and K-LogitBoost score each label on its own: a row without labels is all negatives)
                 empty = ~indicator.any(axis=1)
-                warnings.warn(f"{int(empty.sum())} rows have no label; {self.algorithm} leaves them out of its loss "
-                              "(AdaBoost.MH and K-LogitBoost keep them).", UserWarning, stacklevel=3)
+                warnings.warn(f"{int(empty.sum())} rows have no label; {self.algorithm} leaves them out of its loss, "
+                              "and predicts at least one label for every row (AdaBoost.MH and K-LogitBoost keep such "
+                              "rows, and can predict none).", UserWarning, stacklevel=3)
                 X, indicator = X[~empty], indicator[~empty]
                 weight = None if weight is None else weight[~empty]
                 if X.shape[0] == 0:
