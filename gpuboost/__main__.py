@@ -136,6 +136,12 @@ def _train_and_save(args) -> int:
                                               classes=None if _n_labels(y) else np.unique(y).tolist())
         eval_set = [(_named_columns(names, X_eval, eval_names, args.eval), y_eval)]
     model = BoostClassifier(**params)
+    # the labels checked as fit checks them before the summary counts them (a NaN was a class,
+    # a 2-D y of other values than 0 and 1 "labels"): a bad y is fit's error, told before anything
+    from . import _validation
+
+    if _validation.label_indicator(y, params["algorithm"]) is None:
+        _validation.encode_labels(y)
     kind = f"{y.shape[1]} labels (multi-label)" if _n_labels(y) else f"{len(np.unique(y))} classes"
     print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, {kind}",
           flush=True)

@@ -34,6 +34,16 @@ def test_bad_arguments_exit_without_a_traceback():
     assert result.returncode == 2 and "usage" in result.stderr
 
 
+def test_train_refuses_bad_labels_before_its_summary(tmp_path, capsys):
+    # the summary counted them first: "2 labels (multi-label)" for a 2-D y of 0, 1 and 2
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    np.savez(tmp_path / "d.npz", X=X, y=np.stack([np.arange(20) % 3, np.arange(20) % 2], axis=1))
+    assert main(["train", str(tmp_path / "d.npz"), "-o", str(tmp_path / "m.json")]) == 1
+    out, err = capsys.readouterr()
+    assert "training" not in out and "y has shape (20, 2), and y[2, 0] is 2" in err
+    assert not (tmp_path / "m.json").exists()
+
+
 @pytest.mark.parametrize("flag, value, message", [
     ("--seed", "-1", "argument --seed: expected an integer of at least 0, got -1"),
     ("--n-train", "0", "argument --n-train: expected an integer of at least 1, got 0"),
