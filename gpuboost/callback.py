@@ -112,7 +112,9 @@ class EarlyStopping(Callback):
 
     When training ends, the model keeps the trees up to its best iteration (the one with the
     lowest eval loss; the first of equal ones), and ``best_iteration_`` (counting from 0) and
-    ``best_score_`` are set on the estimator. ``BoostClassifier(early_stopping_rounds=N)``
+    ``best_score_`` are set on the estimator; with several EarlyStopping callbacks, the earliest
+    of their cuts, with its own score. A continuation that runs no new iteration (its model has
+    ``n_estimators`` already) is cut at the best of its whole history, as one fit would be. ``BoostClassifier(early_stopping_rounds=N)``
     adds one that watches the first ``eval_set``, or the rows ``validation_fraction`` holds out
     where it is set.
 
@@ -154,8 +156,15 @@ class EarlyStopping(Callback):
         return history.size - 1 - self.best_iteration >= self.rounds
 
     def after_training(self, model) -> None:
+        history = model.eval_loss_ if self.metric == "loss" else model.eval_error_
+        if self.best_iteration < 0 and len(history) > self.data:
+            # no new iteration (a continuation that had its n_estimators already): the best of
+            # the model's whole history all the same, as a fit that had never stopped would cut it
+            self.after_iteration(model, model.n_estimators_ - 1)
         if self.best_iteration < 0:
             return
+        if self.best_iteration >= model.n_estimators_:
+            return  # another EarlyStopping cut the model before this one's best: the earliest cut and its score stand
         model._truncate(self.best_iteration + 1)
         model.best_iteration_, model.best_score_ = self.best_iteration, self.best_score
 

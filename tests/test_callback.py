@@ -324,3 +324,47 @@ def test_a_checkpoint_listed_before_early_stopping_saves_the_returned_model(tmp_
     saved = gpuboost.load_model(path)
     assert saved.n_estimators_ == model.n_estimators_ == model.best_iteration_ + 1
     np.testing.assert_array_equal(saved.predict_proba(X_valid), model.predict_proba(X_valid))
+
+
+def test_two_early_stoppings_keep_the_earliest_cut_and_its_score(tmp_path):
+    """Each EarlyStopping cut the model at its own best and set best_iteration_: a later one's
+    best past the first's cut named an iteration the model no longer had, and the saved file
+    (a Checkpoint's last save too) did not load."""
+    from gpuboost import load_model
+    from gpuboost.callback import Checkpoint, EarlyStopping
+
+    X, y, Xv, yv = _noisy_split()
+    cuts = set()
+    for order in ((0, 1), (1, 0)):
+        monitors = [EarlyStopping(5, metric="error"), EarlyStopping(5)]
+        model = BoostClassifier(n_estimators=60, max_leaves=8, learning_rate=0.3,
+                                callbacks=[monitors[i] for i in order] + [Checkpoint(tmp_path / "c.json", every=1)])
+        model.fit(X, y, eval_set=[(Xv, yv)])
+        first = min(monitors, key=lambda m: m.best_iteration)
+        assert model.n_estimators_ == first.best_iteration + 1
+        assert (model.best_iteration_, model.best_score_) == (first.best_iteration, first.best_score)
+        assert load_model(tmp_path / "c.json").best_iteration_ == model.best_iteration_
+        cuts.add(tuple(m.best_iteration for m in monitors))
+    assert all(a != b for a, b in cuts)  # (the two monitors' bests differ: the case tested)
+
+
+def test_a_continuation_without_new_iterations_stops_early_as_the_whole_fit(tmp_path):
+    """A run whose checkpoint already held its n_estimators iterations ran none on resuming:
+    EarlyStopping saw no iteration and kept every tree, without best_iteration_."""
+    X, y, Xv, yv = _noisy_split()
+    params = dict(n_estimators=20, max_leaves=6, learning_rate=0.3)
+    whole = BoostClassifier(early_stopping_rounds=15, **params).fit(X, y, eval_set=[(Xv, yv)])
+    assert whole.n_estimators_ < 20
+    BoostClassifier(**params).fit(X, y, eval_set=[(Xv, yv)]).save_model(tmp_path / "all.json")
+    resumed = BoostClassifier(early_stopping_rounds=15, **params).fit(X, y, eval_set=[(Xv, yv)],
+                                                                      init_model=tmp_path / "all.json")
+    assert (resumed.n_estimators_, resumed.best_iteration_) == (whole.n_estimators_, whole.best_iteration_)
+    np.testing.assert_array_equal(resumed.decision_function(X), whole.decision_function(X))
+
+
+def _noisy_split():
+    rng = np.random.default_rng(1)
+    X, Xv = rng.normal(size=(200, 5)), rng.normal(size=(100, 5))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] + 0.5 * rng.normal(size=200) > 0)
+    yv = (Xv[:, 0] > 0).astype(int) + (Xv[:, 1] + 0.5 * rng.normal(size=100) > 0)
+    return X, y, Xv, yv
