@@ -642,6 +642,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             # the rows validation_fraction held out where there are such rows, else the first eval set
             watched = len(eval_sets) - 1 if held_out is not None else 0
             callbacks.insert(0, EarlyStopping(self.early_stopping_rounds, data=watched))  # its end state first
+        from .callback import EarlyStopping
+
+        for callback in callbacks:  # (before any training, or a Checkpoint's first file)
+            if isinstance(callback, EarlyStopping) and callback.data >= len(eval_sets):
+                has = (f"{len(eval_sets)} (data=0 .. {len(eval_sets) - 1}"
+                       f"{'; the last: the rows validation_fraction holds out' if held_out is not None else ''})"
+                       if eval_sets else "none: pass eval_set=[(X_valid, y_valid)], or set validation_fraction")
+                raise ValueError(f"{callback!r} watches eval set {callback.data}, and the fit's eval sets are {has}.")
         # the fitted state exists from the start, so that callbacks can save the model so far
         self.device_ = device
         self.trees_ = [] if init is None else list(init.trees_)

@@ -368,3 +368,17 @@ def _noisy_split():
     y = (X[:, 0] > 0).astype(int) + (X[:, 1] + 0.5 * rng.normal(size=200) > 0)
     yv = (Xv[:, 0] > 0).astype(int) + (Xv[:, 1] + 0.5 * rng.normal(size=100) > 0)
     return X, y, Xv, yv
+
+
+def test_an_early_stopping_of_an_eval_set_the_fit_lacks_is_refused_before_training(tmp_path):
+    # (it failed after the first iteration, a Checkpoint's first file written, and its message
+    # said "pass eval_set=[(X_valid, y_valid)]" to a fit that had one)
+    from gpuboost.callback import Checkpoint, EarlyStopping
+
+    X, y, Xv, yv = _noisy_split()
+    model = BoostClassifier(n_estimators=5, callbacks=[Checkpoint(tmp_path / "c.json", every=1), EarlyStopping(3, data=1)])
+    with pytest.raises(ValueError, match=r"watches eval set 1, and the fit's eval sets are 1 \(data=0 .. 0\)"):
+        model.fit(X, y, eval_set=[(Xv, yv)])
+    assert not (tmp_path / "c.json").exists()
+    with pytest.raises(ValueError, match="eval sets are none: pass eval_set"):
+        model.fit(X, y)
