@@ -488,6 +488,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         indicator = _validation.label_indicator(y, self.algorithm)  # multi-label: an (n, L) bool matrix
         y = _validation._labels_1d(y) if indicator is None else indicator
         if y.shape[0] != X.shape[0]:
+            if indicator is not None:  # (an indicator matrix's rows, each of its labels)
+                raise ValueError(f"X has {X.shape[0]} rows but the multi-label y has {y.shape[0]}; give one row of "
+                                 "labels per row of X.")
             raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; give one label per row.")
         weight = _validation.check_weight(sample_weight, X.shape[0])
         self.multilabel_ = indicator is not None

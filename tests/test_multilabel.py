@@ -459,3 +459,22 @@ def test_the_scikit_learn_tags_say_multi_label_where_the_algorithm_has_it():
         tags = BoostClassifier(algorithm=algorithm).__sklearn_tags__()
         assert tags.classifier_tags.multi_label == (algorithm in MULTILABEL_ALGORITHMS), algorithm
     assert set(MULTILABEL_ALGORITHMS) < set(ALGORITHMS)
+
+
+def test_pandas_indicator_frames_in_fit_and_the_metrics():
+    # a DataFrame's values are F-ordered (the kernels compiled again for them), and its nullable
+    # columns object arrays, which fit took and the metrics refused ("it holds [0, 1]")
+    pd = pytest.importorskip("pandas")
+    X, Y, _ = _data(seed=3)
+    frame = pd.DataFrame(Y).astype("Int64")
+    from gpuboost import _validation
+
+    made = _validation.label_indicator(frame, "aoso")
+    assert made.flags.c_contiguous and made.dtype == bool
+    np.testing.assert_array_equal(made, Y.astype(bool))
+    scores = np.random.default_rng(0).normal(size=Y.shape)
+    for metric in (metrics.one_error, metrics.coverage, metrics.average_precision):
+        assert metric(frame, scores) == metric(Y, scores)
+    assert metrics.hamming_loss(frame, pd.DataFrame(Y).astype("boolean")) == 0.0
+    with pytest.raises(ValueError, match="X has 10 rows but the multi-label y has"):
+        BoostClassifier(n_estimators=2).fit(X[:10], Y)
