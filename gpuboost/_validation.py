@@ -443,7 +443,8 @@ def label_indicator(y, algorithm: str):
             f"y is a multi-label indicator matrix (shape {Y.shape}); multi-label learning is implemented for "
             f"algorithm in {MULTILABEL_ALGORITHMS} in this version, not {algorithm!r}."
         )
-    return np.ascontiguousarray(Y, dtype=bool)  # (C order: a DataFrame's F-ordered values made the kernels compile again)
+    # (C order: a DataFrame's F-ordered values made the multi-label kernels compile again)
+    return np.ascontiguousarray(Y, dtype=bool)
 
 
 def _first_other_value(Y: np.ndarray, name: str = "y") -> str:

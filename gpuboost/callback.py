@@ -114,9 +114,9 @@ class EarlyStopping(Callback):
     lowest eval loss; the first of equal ones), and ``best_iteration_`` (counting from 0) and
     ``best_score_`` are set on the estimator; with several EarlyStopping callbacks, the earliest
     of their cuts, with its own score. A continuation that runs no new iteration (its model has
-    ``n_estimators`` already) is cut at the best of its whole history, as one fit would be. ``BoostClassifier(early_stopping_rounds=N)``
-    adds one that watches the first ``eval_set``, or the rows ``validation_fraction`` holds out
-    where it is set.
+    ``n_estimators`` already) is cut at the best of its whole history, as one fit would be.
+    ``BoostClassifier(early_stopping_rounds=N)`` adds one that watches the first ``eval_set``,
+    or the rows ``validation_fraction`` holds out where it is set.
 
     Parameters
     ----------

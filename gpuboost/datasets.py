@@ -400,8 +400,8 @@ def _labels(y: np.ndarray, path) -> np.ndarray:
     far = np.flatnonzero(np.isfinite(y) & (np.abs(y) >= EXACT_LABEL))
     if far.size:
         raise ValueError(
-            f"{path}: the label {y[far[0]]:.17g} (data row {far[0] + 1}) is too large to be read exactly: labels are read "
-            "as float64 numbers, whose integers are exact below 2**53 = 9007199254740992, so that distinct "
+            f"{path}: the label {y[far[0]]:.17g} (data row {far[0] + 1}) is too large to be read exactly: labels "
+            "are read as float64 numbers, whose integers are exact below 2**53 = 9007199254740992, so that distinct "
             "labels could merge. Number the classes 0, 1, 2, ... (or write them as names, in a CSV file).")
     return y.astype(np.int64) if np.all(np.mod(y, 1) == 0) else y
 

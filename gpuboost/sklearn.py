@@ -191,9 +191,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Where to train. "cuda": an NVIDIA GPU (needs the ``cuda12`` or ``cuda13`` extra; AOSO
         only: other algorithms and multi-label y raise a ValueError with "cuda"); "auto": the
         GPU when one is usable and the problem runs there (AOSO on single-label y, at most 128
-        classes, ``max_bins`` at most 4094 and at most 65535 features), else the CPU. The estimator that trained on the GPU predicts
-        on the GPU when one is usable and on the CPU otherwise, with the same scores; a model
-        loaded from a file predicts on the CPU.
+        classes, ``max_bins`` at most 4094 and at most 65535 features), else the CPU. The
+        estimator that trained on the GPU predicts on the GPU when one is usable and on the CPU
+        otherwise, with the same scores; a model loaded from a file predicts on the CPU.
     n_jobs : int or None, default=None
         CPU threads of fit, prediction and contributions: None means every CPU this process
         may use (its affinity, and a container's CPU quota, as joblib counts them), or fewer
