@@ -426,12 +426,8 @@ def label_indicator(y, algorithm: str):
     Y = np.asarray(y)
     if Y.shape[1] < 2:
         return None
-    if Y.dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in Y.ravel()):
-        # a pandas nullable (Int64, boolean) frame: numbers, unless a value is missing
-        try:
-            Y = Y.astype(np.float64)
-        except (TypeError, ValueError):
-            pass
+    numbers = nullable_numbers(Y)
+    Y = Y if numbers is None else numbers
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
         where = _first_other_value(Y)
         raise ValueError(
@@ -445,6 +441,17 @@ def label_indicator(y, algorithm: str):
         )
     # (C order: a DataFrame's F-ordered values made the multi-label kernels compile again)
     return np.ascontiguousarray(Y, dtype=bool)
+
+
+def nullable_numbers(Y: np.ndarray):
+    """An object array of numbers (a pandas nullable Int64 or boolean frame's values) as float64
+    (a missing value as NaN), or None where Y is not one (another dtype, text, other objects)."""
+    if Y.dtype.kind != "O" or any(isinstance(v, (str, bytes)) for v in Y.ravel()):
+        return None
+    try:
+        return Y.astype(np.float64)
+    except (TypeError, ValueError):
+        return None
 
 
 def _first_other_value(Y: np.ndarray, name: str = "y") -> str:

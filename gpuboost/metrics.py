@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import host_labels
+from ._validation import host_labels, nullable_numbers
 
 __all__ = ["one_error", "coverage", "average_precision", "hamming_loss"]
 
@@ -20,14 +20,9 @@ __all__ = ["one_error", "coverage", "average_precision", "hamming_loss"]
 def _indicator(Y, name: str = "Y") -> np.ndarray:
     """An indicator matrix of 0 and 1 (or booleans; a scipy.sparse one densified) as bool."""
     Y = np.asarray(host_labels(Y, name))
-    if Y.dtype.kind == "O" and not any(isinstance(v, (str, bytes)) for v in Y.ravel()):
-        # a pandas nullable (Int64, boolean) frame's values, as fit takes them: numbers unless one is missing
-        try:
-            numbers = Y.astype(np.float64)
-        except (TypeError, ValueError):
-            numbers = None
-        if numbers is not None and np.isin(numbers, (0, 1)).all():  # (else the error names the values as given)
-            Y = numbers
+    numbers = nullable_numbers(Y)  # (a pandas nullable frame's values, as fit takes them)
+    if numbers is not None and np.isin(numbers, (0, 1)).all():  # (else the error names the values as given)
+        Y = numbers
     if Y.dtype.kind not in "biuf" or not np.isin(Y, (0, 1)).all():
         try:
             values = np.unique(Y)[:5].tolist()
