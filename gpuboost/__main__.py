@@ -140,9 +140,12 @@ def _train_and_save(args) -> int:
     # a 2-D y of other values than 0 and 1 "labels"): a bad y is fit's error, told before anything
     from . import _validation
 
-    if _validation.label_indicator(y, params["algorithm"]) is None:
-        _validation.encode_labels(y)
-    kind = f"{y.shape[1]} labels (multi-label)" if _n_labels(y) else f"{len(np.unique(y))} classes"
+    with warnings.catch_warnings():  # (fit gives them: a column of labels' warning once)
+        warnings.simplefilter("ignore")
+        if _validation.label_indicator(y, params["algorithm"]) is None:
+            kind = f"{len(_validation.encode_labels(y)[0])} classes"
+        else:
+            kind = f"{y.shape[1]} labels (multi-label)"
     print(f"training {params['algorithm']} on {args.data}: {X.shape[0]} rows, {X.shape[1]} features, {kind}",
           flush=True)
     if names is not None:  # (a guess where the file does not say: shown, so that a data row taken for one is seen)

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
@@ -42,6 +43,13 @@ def test_train_refuses_bad_labels_before_its_summary(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "training" not in out and "y has shape (20, 2), and y[2, 0] is 2" in err
     assert not (tmp_path / "m.json").exists()
+    # a column of labels: fit's warning, once (the check before the summary keeps its own)
+    np.savez(tmp_path / "c.npz", X=X, y=(np.arange(20) % 3).reshape(-1, 1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["train", str(tmp_path / "c.npz"), "-o", str(tmp_path / "m.json"), "--n-estimators", "2"]) == 0
+    assert sum("column-vector y" in str(w.message) for w in caught) == 1
+    assert "3 classes" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flag, value, message", [
