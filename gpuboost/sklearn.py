@@ -636,17 +636,15 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             from .callback import ProgressBar
 
             callbacks.append(ProgressBar(every=int(self.verbose)))  # (True: every iteration)
-        if self.early_stopping_rounds is not None:
-            from .callback import EarlyStopping
+        from .callback import EarlyStopping
 
+        if self.early_stopping_rounds is not None:
             if not eval_sets:
                 raise ValueError("early_stopping_rounds needs a validation set: pass eval_set=[(X_valid, y_valid)], or "
                                  "set validation_fraction (0.1, say) to hold out some of the training rows.")
             # the rows validation_fraction held out where there are such rows, else the first eval set
             watched = len(eval_sets) - 1 if held_out is not None else 0
             callbacks.insert(0, EarlyStopping(self.early_stopping_rounds, data=watched))  # its end state first
-        from .callback import EarlyStopping
-
         for callback in callbacks:  # (before any training, or a Checkpoint's first file)
             if isinstance(callback, EarlyStopping) and callback.data >= len(eval_sets):
                 has = (f"{len(eval_sets)} (data=0 .. {len(eval_sets) - 1}"
